@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CopilotConfig(AppConfig):
+    name = "copilot"
+    verbose_name = "Copilot"

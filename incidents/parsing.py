@@ -1,0 +1,124 @@
+"""Pure text helpers for incidents: ids, dates, chunks. No ORM here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+
+# Dashes people paste from chat tools, documents and phones: hyphen,
+# non-breaking hyphen, figure dash, en/em dash, horizontal bar, minus sign,
+# small and full-width hyphen-minus.
+UNICODE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u00ad"
+_DASH_TABLE = str.maketrans(dict.fromkeys(UNICODE_DASHES, "-"))
+INCIDENT_ID_RE = re.compile(r"^INC-(\d{4})-(\d{2})-(\d{2})-(\d{3,})$")
+# Finds ids inside free text, whatever dash or spacing was used.
+INCIDENT_ID_IN_TEXT_RE = re.compile(
+    rf"\bINC\s*[-{UNICODE_DASHES}]\s*\d{{4}}\s*[-{UNICODE_DASHES}]\s*\d{{2}}"
+    rf"\s*[-{UNICODE_DASHES}]\s*\d{{2}}\s*[-{UNICODE_DASHES}]\s*\d{{3,}}\b",
+    re.IGNORECASE,
+)
+
+BODY_WINDOW_WORDS = 120
+BODY_WINDOW_OVERLAP = 30
+
+
+def normalize_incident_id(raw: str) -> str:
+    """`inc‑2025‑08‑24‑001 ` → `INC-2025-08-24-001` (dashes, case, spaces)."""
+    text = raw.translate(_DASH_TABLE).strip().upper()
+    text = re.sub(r"\s*-\s*", "-", text)
+    return re.sub(r"\s+", "-", text)
+
+
+def is_incident_id(value: str) -> bool:
+    return INCIDENT_ID_RE.match(value) is not None
+
+
+def date_from_incident_id(incident_id: str) -> dt.date | None:
+    """The occurrence date encoded in `INC-YYYY-MM-DD-NNN`, if it is a real date."""
+    match = INCIDENT_ID_RE.match(normalize_incident_id(incident_id))
+    if not match:
+        return None
+    year, month, day = (int(part) for part in match.groups()[:3])
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def find_incident_ids(text: str) -> list[str]:
+    """Every incident id mentioned in `text`, normalised, in order, once each."""
+    found = (normalize_incident_id(m.group(0)) for m in INCIDENT_ID_IN_TEXT_RE.finditer(text))
+    return list(dict.fromkeys(found))
+
+
+def word_windows(
+    text: str, *, size: int = BODY_WINDOW_WORDS, overlap: int = BODY_WINDOW_OVERLAP
+) -> list[str]:
+    """Split text into overlapping windows of words.
+
+    MiniLM reads at most 256 word pieces; ~120 words stays under that with
+    room for the title prefix, and the overlap keeps a sentence that straddles
+    a boundary whole in at least one window.
+    """
+    words = text.split()
+    if not words:
+        return []
+    step = max(size - overlap, 1)
+    starts = range(0, max(len(words) - overlap, 1), step)
+    return [" ".join(words[start : start + size]) for start in starts]
+
+
+def incident_summary_text(
+    *, title: str, application: str, root_cause: str, mitigation: str
+) -> str:
+    """The first chunk of every incident: what search should match first."""
+    parts = [
+        title,
+        f"Application: {application}" if application else "",
+        f"Root cause: {root_cause}" if root_cause else "",
+        f"Mitigation: {mitigation}" if mitigation else "",
+    ]
+    return "\n".join(part for part in parts if part)
+
+
+def incident_chunk_texts(
+    *, title: str, application: str, root_cause: str, mitigation: str, body: str
+) -> list[str]:
+    """Summary chunk, then body windows prefixed with the title for context."""
+    summary = incident_summary_text(
+        title=title, application=application, root_cause=root_cause, mitigation=mitigation
+    )
+    windows = [f"{title}\n{window}" for window in word_windows(body)]
+    return [summary, *windows]
+
+
+_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
+
+
+def markdown_sections(body: str) -> list[tuple[str, str]]:
+    """(heading, text) per markdown section; text before any heading has ''."""
+    sections: list[tuple[str, str]] = []
+    matches = list(_HEADING_RE.finditer(body))
+    preamble = body[: matches[0].start()] if matches else body
+    if preamble.strip():
+        sections.append(("", preamble.strip()))
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(body)
+        text = body[match.end() : end].strip()
+        if text:
+            sections.append((match.group(2).strip(), text))
+    return sections
+
+
+def knowledge_chunk_texts(*, title: str, body: str) -> list[str]:
+    """One chunk per markdown section (windowed when long), titled for context."""
+    chunks = [title]
+    for heading, text in markdown_sections(body):
+        prefix = f"{title} — {heading}" if heading else title
+        chunks.extend(f"{prefix}\n{window}" for window in word_windows(text))
+    return chunks
+
+
+def unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(value for value in values if value))

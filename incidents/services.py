@@ -1,0 +1,498 @@
+"""Writes for datasets, versions and incidents, and the shared import engine.
+
+The engine (`rows_import`) serves incidents here and knowledge documents in
+`knowledge.services`: validate every row, skip unchanged ones by content
+hash, embed changed ones in batches while the previous batch is written, and
+keep the active version safe (see `rows_import`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, models, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from incidentdesk.embeddings import embed_texts, get_embedder
+from incidentdesk.errors import IncidentDeskError
+from incidents import importers
+from incidents.importers import ParsedRow, RowError, SourceRow
+from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, IncidentChunk
+from incidents.parsing import incident_chunk_texts
+
+logger = logging.getLogger(__name__)
+
+BATCH_ROWS = 64
+ProgressCallback = Callable[[int, int, int], None]
+
+
+# --- datasets and versions ----------------------------------------------------
+
+
+def dataset_get_or_create(*, name: str, kind: str = Dataset.Kind.INCIDENTS) -> Dataset:
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        dataset = Dataset(name=name, slug=slugify(name) or "dataset", kind=kind)
+        dataset.full_clean()
+        dataset.save()
+    elif dataset.kind != kind:
+        raise IncidentDeskError(f"dataset {name!r} holds {dataset.kind}, not {kind}")
+    return dataset
+
+
+def dataset_version_get_or_create(
+    *, dataset: Dataset, label: str | None = None, user: AbstractBaseUser | None = None
+) -> DatasetVersion:
+    """The named version, else (no label) the newest one, else a new `v1`.
+
+    Re-running the same import without `--version` therefore lands in the
+    same version and changes nothing.
+    """
+    versions = dataset.versions.all()
+    existing = versions.filter(label=label).first() if label else versions.first()
+    if existing is not None:
+        return existing
+    version = DatasetVersion(
+        dataset=dataset,
+        label=label or f"v{versions.count() + 1}",
+        embedding_model=get_embedder().model_id,
+        created_by=user if user and user.pk else None,
+    )
+    version.full_clean()
+    version.save()
+    return version
+
+
+@transaction.atomic
+def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
+    """Make `version` the one search reads; the previous active one is archived.
+
+    One transaction, rows locked, so readers see either the old or the new
+    version, never none or two. Activating an archived version is a rollback.
+    """
+    versions = DatasetVersion.objects.select_for_update().filter(dataset_id=version.dataset_id)
+    current = {v.pk: v for v in versions}
+    target = current[version.pk]
+    if target.status == DatasetVersion.Status.BUILDING:
+        raise IncidentDeskError(
+            f"version {target.label} is still building and cannot be activated",
+            {"version": target.pk, "status": target.status},
+        )
+    if target.status == DatasetVersion.Status.ACTIVE:
+        return target
+    for other in current.values():
+        if other.status == DatasetVersion.Status.ACTIVE:
+            other.status = DatasetVersion.Status.ARCHIVED
+            other.save(update_fields=["status"])
+    target.status = DatasetVersion.Status.ACTIVE
+    target.activated_at = timezone.now()
+    target.save(update_fields=["status", "activated_at"])
+    return target
+
+
+def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
+    """Take a version out of search (an active one leaves the dataset with none)."""
+    if version.status == DatasetVersion.Status.BUILDING:
+        raise IncidentDeskError(f"version {version.label} is still building")
+    version.status = DatasetVersion.Status.ARCHIVED
+    version.save(update_fields=["status"])
+    return version
+
+
+def dataset_version_rollback(*, dataset: Dataset) -> DatasetVersion:
+    """Re-activate the version that was active before the current one."""
+    previous = (
+        dataset.versions.filter(
+            status=DatasetVersion.Status.ARCHIVED, activated_at__isnull=False
+        )
+        .order_by("-activated_at")
+        .first()
+    )
+    if previous is None:
+        raise IncidentDeskError(f"dataset {dataset.name} has no earlier version to roll back to")
+    return dataset_version_activate(version=previous)
+
+
+def dataset_version_refresh_counts(*, version: DatasetVersion) -> DatasetVersion:
+    version.row_count = version.incidents.count() + version.knowledge_documents.count()
+    version.chunk_count = version.incident_chunks.count() + version.knowledge_chunks.count()
+    version.save(update_fields=["row_count", "chunk_count"])
+    return version
+
+
+# --- the import engine ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportSpec:
+    """How one kind of row is parsed, stored and chunked."""
+
+    model: type[models.Model]
+    chunk_model: type[models.Model]
+    key_field: str  # incident_id, doc_id
+    parent_field: str  # the chunk's foreign key: incident, document
+    parse: Callable[[SourceRow], tuple[ParsedRow | None, list[RowError]]]
+    chunk_texts: Callable[[dict[str, Any]], list[str]]
+    hnsw_index: str
+
+
+@dataclass
+class ImportResult:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    errors: list[RowError] = field(default_factory=list)
+    seconds: float = 0.0
+    chunks: int = 0
+
+    @property
+    def rows(self) -> int:
+        return self.created + self.updated + self.unchanged + self.failed
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds else 0.0
+
+    def summary(self) -> str:
+        return (
+            f"created {self.created}, updated {self.updated}, unchanged {self.unchanged}, "
+            f"failed {self.failed} in {self.seconds:.1f}s ({self.rows_per_second:.1f} rows/s)"
+        )
+
+
+def content_hash(parsed: ParsedRow) -> str:
+    payload = json.dumps([parsed.fields, parsed.extra], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def validate_rows(spec: ImportSpec, rows: Iterable[SourceRow]) -> tuple[list[ParsedRow], list[RowError]]:
+    """Step 1: parse every row; a key seen twice in one file is an error."""
+    valid: dict[str, ParsedRow] = {}
+    errors: list[RowError] = []
+    for row in rows:
+        parsed, row_errors = spec.parse(row)
+        errors.extend(row_errors)
+        if parsed is None:
+            continue
+        if parsed.key in valid:
+            first = valid[parsed.key].line
+            errors.append(
+                RowError(row.line, spec.key_field, f"duplicate {parsed.key}, first on line {first}")
+            )
+            continue
+        valid[parsed.key] = parsed
+    return list(valid.values()), errors
+
+
+def rows_import(
+    *,
+    spec: ImportSpec,
+    version: DatasetVersion,
+    rows: Iterable[SourceRow],
+    on_progress: ProgressCallback | None = None,
+) -> ImportResult:
+    """Upsert rows into `version` by key; embed only what changed.
+
+    Into an active version the whole import is one transaction, so a crash
+    leaves search exactly as it was. Into any other version each batch
+    commits (progress is visible) while the version stays `building`, which
+    can never be activated; it becomes `ready` only when the import ends.
+    """
+    started = time.perf_counter()
+    parsed, errors = validate_rows(spec, rows)
+    result = ImportResult(failed=len({e.line for e in errors}), errors=errors)
+    is_active = version.status == DatasetVersion.Status.ACTIVE
+    outer: AbstractContextManager[Any] = transaction.atomic() if is_active else nullcontext()
+    with outer:
+        if not is_active:
+            _set_status(version, DatasetVersion.Status.BUILDING)
+        _write_rows(spec, version, parsed, result, on_progress)
+        if not is_active:
+            _set_status(version, DatasetVersion.Status.READY)
+        dataset_version_refresh_counts(version=version)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _set_status(version: DatasetVersion, status: str) -> None:
+    version.status = status
+    version.save(update_fields=["status"])
+
+
+def _write_rows(
+    spec: ImportSpec,
+    version: DatasetVersion,
+    parsed: Sequence[ParsedRow],
+    result: ImportResult,
+    on_progress: ProgressCallback | None,
+) -> None:
+    """Steps 2-4: classify by hash, then embed batch n+1 while writing batch n."""
+    changed = _classify(spec, version, parsed, result)
+    total = len(parsed) + result.failed
+    done = result.unchanged + result.failed
+    if on_progress:
+        on_progress(done, total, result.failed)
+    rebuild = not _in_transaction() and len(changed) >= settings.IMPORT_REBUILD_INDEX_THRESHOLD
+    index_sql = _drop_index(spec.hnsw_index) if rebuild else None
+    try:
+        batches = [changed[i : i + BATCH_ROWS] for i in range(0, len(changed), BATCH_ROWS)]
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = _embed_batch(pool, spec, batches[0]) if batches else None
+            for number, batch in enumerate(batches):
+                texts, vectors = pending.result() if pending else ([], np.zeros(0))
+                if number + 1 < len(batches):
+                    pending = _embed_batch(pool, spec, batches[number + 1])
+                with transaction.atomic():
+                    _write_batch(spec, version, batch, texts, vectors, result)
+                done += len(batch)
+                if on_progress:
+                    on_progress(done, total, result.failed)
+    finally:
+        if index_sql:
+            _create_index(index_sql)
+
+
+def _classify(
+    spec: ImportSpec, version: DatasetVersion, parsed: Sequence[ParsedRow], result: ImportResult
+) -> list[tuple[ParsedRow, str, int | None]]:
+    """Rows to write, each with its new hash and existing primary key."""
+    existing = dict(
+        spec.model.objects.filter(version=version).values_list(spec.key_field, "pk")  # type: ignore[attr-defined]
+    )
+    hashes = dict(
+        spec.model.objects.filter(version=version).values_list("pk", "content_hash")  # type: ignore[attr-defined]
+    )
+    changed: list[tuple[ParsedRow, str, int | None]] = []
+    for row in parsed:
+        digest = content_hash(row)
+        pk = existing.get(row.key)
+        if pk is not None and hashes.get(pk) == digest:
+            result.unchanged += 1
+        else:
+            changed.append((row, digest, pk))
+    return changed
+
+
+def _embed_batch(
+    pool: ThreadPoolExecutor, spec: ImportSpec, batch: Sequence[tuple[ParsedRow, str, int | None]]
+) -> Future[tuple[list[list[str]], np.ndarray]]:
+    texts = [spec.chunk_texts(row.fields) for row, _, _ in batch]
+    flat = [text for row_texts in texts for text in row_texts]
+    return pool.submit(lambda: (texts, embed_texts(flat)))
+
+
+def _write_batch(
+    spec: ImportSpec,
+    version: DatasetVersion,
+    batch: Sequence[tuple[ParsedRow, str, int | None]],
+    texts: list[list[str]],
+    vectors: np.ndarray,
+    result: ImportResult,
+) -> None:
+    objects = []
+    for row, digest, pk in batch:
+        values = {**row.fields, "extra": row.extra, "content_hash": digest, spec.key_field: row.key}
+        objects.append(spec.model(pk=pk, version=version, **values))
+    new = [obj for obj in objects if obj.pk is None]
+    old = [obj for obj in objects if obj.pk is not None]
+    spec.model.objects.bulk_create(new)  # type: ignore[attr-defined]
+    if old:
+        update_fields = [*batch[0][0].fields, "extra", "content_hash", "updated_at"]
+        for obj in old:
+            obj.updated_at = timezone.now()  # type: ignore[attr-defined]
+        spec.model.objects.bulk_update(old, update_fields)  # type: ignore[attr-defined]
+        spec.chunk_model.objects.filter(**{f"{spec.parent_field}__in": old}).delete()  # type: ignore[attr-defined]
+    result.created += len(new)
+    result.updated += len(old)
+    _write_chunks(spec, version, objects, texts, vectors, result)
+
+
+def _write_chunks(
+    spec: ImportSpec,
+    version: DatasetVersion,
+    parents: Sequence[models.Model],
+    texts: list[list[str]],
+    vectors: np.ndarray,
+    result: ImportResult,
+) -> None:
+    chunks = []
+    position = 0
+    for parent, row_texts in zip(parents, texts, strict=True):
+        for ordinal, text in enumerate(row_texts):
+            chunks.append(
+                spec.chunk_model(
+                    **{spec.parent_field: parent},
+                    version=version,
+                    ordinal=ordinal,
+                    text=text,
+                    embedding=vectors[position],
+                )
+            )
+            position += 1
+    spec.chunk_model.objects.bulk_create(chunks, batch_size=500)  # type: ignore[attr-defined]
+    result.chunks += len(chunks)
+
+
+def _in_transaction() -> bool:
+    return connection.in_atomic_block
+
+
+def _drop_index(name: str) -> str | None:
+    """Drop an HNSW index for a bulk load; return the SQL that recreates it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [name])
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+    logger.info("dropped %s for the bulk load; rebuilding it after", name)
+    return str(row[0])
+
+
+def _create_index(sql: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+
+
+# --- incidents ------------------------------------------------------------------
+
+
+def _incident_chunk_texts(fields: dict[str, Any]) -> list[str]:
+    return incident_chunk_texts(
+        title=fields["title"],
+        application=fields["impacted_application"],
+        root_cause=fields["root_cause"],
+        mitigation=fields["mitigation"],
+        body=fields["body"],
+    )
+
+
+INCIDENT_SPEC = ImportSpec(
+    model=Incident,
+    chunk_model=IncidentChunk,
+    key_field="incident_id",
+    parent_field="incident",
+    parse=importers.parse_incident,
+    chunk_texts=_incident_chunk_texts,
+    hnsw_index="incidents_chunk_embedding_hnsw",
+)
+
+
+def incident_import(
+    *,
+    version: DatasetVersion,
+    rows: Iterable[SourceRow],
+    on_progress: ProgressCallback | None = None,
+) -> ImportResult:
+    """Import incident rows into a version (see `rows_import`)."""
+    return rows_import(spec=INCIDENT_SPEC, version=version, rows=rows, on_progress=on_progress)
+
+
+def incident_import_file(
+    *,
+    path: Path,
+    dataset_name: str,
+    version_label: str | None = None,
+    file_format: str | None = None,
+    activate: bool = False,
+    user: AbstractBaseUser | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[DatasetVersion, ImportResult]:
+    """The whole `import_incidents` flow, shared by the command and the admin.
+
+    A version is activated only when every row imported: a half-good file
+    must not replace what people are searching.
+    """
+    rows = list(importers.read_rows(path, file_format))
+    dataset = dataset_get_or_create(name=dataset_name, kind=Dataset.Kind.INCIDENTS)
+    version = dataset_version_get_or_create(dataset=dataset, label=version_label, user=user)
+    result = incident_import(version=version, rows=rows, on_progress=on_progress)
+    if activate and not result.failed:
+        version = dataset_version_activate(version=version)
+    return version, result
+
+
+# --- import jobs (admin and API uploads, run by Celery) --------------------------
+
+
+def import_job_create(
+    *,
+    dataset: Dataset,
+    label: str,
+    uploaded_file: Any,
+    file_format: str = "",
+    activate: bool = False,
+    user: AbstractBaseUser | None = None,
+) -> ImportJob:
+    """Store the upload in a new building version and queue the import."""
+    from incidents.tasks import import_job_run
+
+    with transaction.atomic():
+        version = dataset_version_get_or_create(dataset=dataset, label=label, user=user)
+        job = ImportJob(
+            version=version,
+            file=uploaded_file,
+            file_format=file_format,
+            activate_when_done=activate,
+            created_by=user if user and user.pk else None,
+        )
+        job.save()
+        transaction.on_commit(lambda: import_job_run.delay(job.pk))
+    return job
+
+
+def import_job_run_now(*, job: ImportJob) -> ImportJob:
+    """Run a queued job in this process, recording progress on the row."""
+    job.status = ImportJob.Status.RUNNING
+    job.save(update_fields=["status"])
+
+    def progress(done: int, total: int, failed: int) -> None:
+        ImportJob.objects.filter(pk=job.pk).update(
+            rows_done=done, rows_total=total, rows_failed=failed
+        )
+
+    try:
+        result = _import_job_rows(job, progress)
+    except (importers.ImportFileError, IncidentDeskError) as exc:
+        return _import_job_finish(job, ImportJob.Status.FAILED, str(exc))
+    job.refresh_from_db()
+    job.created, job.updated, job.unchanged = result.created, result.updated, result.unchanged
+    job.rows_failed = result.failed
+    job.errors = [error.as_dict() for error in result.errors[:1000]]
+    activate = job.activate_when_done and not result.failed
+    if activate:
+        dataset_version_activate(version=job.version)
+    message = result.summary() + ("; activated" if activate else "")
+    return _import_job_finish(job, ImportJob.Status.SUCCEEDED, message)
+
+
+def _import_job_rows(job: ImportJob, progress: ProgressCallback) -> ImportResult:
+    from knowledge.services import KNOWLEDGE_SPEC
+
+    path = Path(job.file.path)
+    rows = list(importers.read_rows(path, job.file_format or None))
+    is_knowledge = job.version.dataset.kind == Dataset.Kind.KNOWLEDGE
+    spec = KNOWLEDGE_SPEC if is_knowledge else INCIDENT_SPEC
+    return rows_import(spec=spec, version=job.version, rows=rows, on_progress=progress)
+
+
+def _import_job_finish(job: ImportJob, status: str, message: str) -> ImportJob:
+    job.status = status
+    job.message = message
+    job.finished_at = timezone.now()
+    job.save()
+    return job

@@ -1,0 +1,93 @@
+"""Knowledge documents (runbooks, postmortems, architecture, known issues)."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, DatasetVersion
+
+
+class KnowledgeDocument(models.Model):
+    """A markdown document engineers follow or learn from, within one version."""
+
+    class Type(models.TextChoices):
+        RUNBOOK = "runbook", "Runbook"
+        POSTMORTEM = "postmortem", "Postmortem"
+        ARCHITECTURE = "architecture", "Architecture"
+        KNOWN_ISSUE = "known_issue", "Known issue"
+
+    version = models.ForeignKey(
+        DatasetVersion, on_delete=models.CASCADE, related_name="knowledge_documents"
+    )
+    doc_id = models.CharField(max_length=64)
+    title = models.CharField(max_length=500)
+    type = models.CharField(max_length=20, choices=Type.choices)
+    services = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    related_incidents = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    path = models.CharField(max_length=500, blank=True)
+    source_url = models.URLField(max_length=1000, blank=True)
+    body = models.TextField()
+    last_validated_at = models.DateTimeField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    # sha256 of the imported fields: an unchanged document is not re-embedded.
+    content_hash = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["doc_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "doc_id"], name="%(app_label)s_%(class)s_unique_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.doc_id}: {self.title}"
+
+
+class KnowledgeChunk(models.Model):
+    """A markdown section of a document (windowed when long), embedded."""
+
+    document = models.ForeignKey(
+        KnowledgeDocument, on_delete=models.CASCADE, related_name="chunks"
+    )
+    version = models.ForeignKey(
+        DatasetVersion, on_delete=models.CASCADE, related_name="knowledge_chunks"
+    )
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["document", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "ordinal"], name="%(app_label)s_%(class)s_unique_ordinal"
+            ),
+        ]
+        indexes = [
+            # knowledge_search: cosine nearest neighbours.
+            HnswIndex(
+                name="knowledge_chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            # knowledge_search: the full-text half of hybrid search.
+            GinIndex(fields=["search_vector"], name="knowledge_chunk_fts_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.doc_id} #{self.ordinal}"

@@ -1,0 +1,109 @@
+"""Writes for knowledge documents: imports and re-embedding after edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from incidentdesk.embeddings import embed_texts
+from incidents import importers
+from incidents.models import Dataset, DatasetVersion
+from incidents.parsing import knowledge_chunk_texts
+from incidents.services import (
+    ImportResult,
+    ImportSpec,
+    ProgressCallback,
+    content_hash,
+    dataset_get_or_create,
+    dataset_version_activate,
+    dataset_version_get_or_create,
+    rows_import,
+)
+from knowledge.importers import parse_document, read_markdown_folder
+from knowledge.models import KnowledgeChunk, KnowledgeDocument
+
+
+def document_chunk_texts(fields: dict[str, Any]) -> list[str]:
+    """Title chunk carrying type, services and tags; then one per section."""
+    heading = "\n".join(
+        part
+        for part in (
+            fields["title"],
+            f"Type: {fields['type'].replace('_', ' ')}",
+            f"Services: {', '.join(fields['services'])}" if fields["services"] else "",
+            f"Tags: {', '.join(fields['tags'])}" if fields["tags"] else "",
+        )
+        if part
+    )
+    sections = knowledge_chunk_texts(title=fields["title"], body=fields["body"])
+    return [heading, *sections[1:]]
+
+
+KNOWLEDGE_SPEC = ImportSpec(
+    model=KnowledgeDocument,
+    chunk_model=KnowledgeChunk,
+    key_field="doc_id",
+    parent_field="document",
+    parse=parse_document,
+    chunk_texts=document_chunk_texts,
+    hnsw_index="knowledge_chunk_embedding_hnsw",
+)
+
+
+def knowledge_import_file(
+    *,
+    path: Path,
+    dataset_name: str,
+    version_label: str | None = None,
+    file_format: str | None = None,
+    activate: bool = False,
+    user: AbstractBaseUser | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[DatasetVersion, ImportResult]:
+    """Import a JSONL/JSON/CSV file or a folder of markdown files."""
+    if path.is_dir():
+        rows = list(read_markdown_folder(path))
+    else:
+        rows = list(importers.read_rows(path, file_format))
+    dataset = dataset_get_or_create(name=dataset_name, kind=Dataset.Kind.KNOWLEDGE)
+    version = dataset_version_get_or_create(dataset=dataset, label=version_label, user=user)
+    result = rows_import(spec=KNOWLEDGE_SPEC, version=version, rows=rows, on_progress=on_progress)
+    if activate and not result.failed:
+        version = dataset_version_activate(version=version)
+    return version, result
+
+
+def _document_fields(document: KnowledgeDocument) -> dict[str, Any]:
+    names = ("title", "type", "services", "tags", "related_incidents", "path")
+    return {name: getattr(document, name) for name in names} | {"body": document.body}
+
+
+@transaction.atomic
+def knowledge_document_reembed(*, document: KnowledgeDocument) -> int:
+    """Rebuild a document's chunks after an edit; returns the chunk count."""
+    fields = _document_fields(document)
+    texts = document_chunk_texts(fields)
+    vectors = embed_texts(texts)
+    document.chunks.all().delete()
+    KnowledgeChunk.objects.bulk_create(
+        KnowledgeChunk(
+            document=document, version=document.version, ordinal=i, text=t, embedding=v
+        )
+        for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
+    )
+    parsed = importers.ParsedRow(0, document.doc_id, fields, document.extra)
+    KnowledgeDocument.objects.filter(pk=document.pk).update(content_hash=content_hash(parsed))
+    return len(texts)
+
+
+def knowledge_document_update(*, document: KnowledgeDocument) -> KnowledgeDocument:
+    """Save an edited document and re-embed it in the background."""
+    from knowledge.tasks import knowledge_document_embed
+
+    document.full_clean()
+    document.save()
+    transaction.on_commit(lambda: knowledge_document_embed.delay(document.pk))
+    return document
