@@ -10,10 +10,14 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from incidentdesk import embedded
 from incidentdesk.env import env_bool, env_choice, env_int, env_list, env_str
+
+# Generic admin and form classes (ModelAdmin[Incident]) at run time.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = embedded.var_dir()
@@ -50,6 +54,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "channels",
     "rest_framework",
+    "incidentdesk",  # project commands: serve, load_demo
     "incidents",
     "knowledge",
     "copilot",
@@ -145,7 +150,12 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 ACCOUNT_ALLOW_SIGNUPS = env_bool("ACCOUNT_ALLOW_SIGNUPS", False)
 ACCOUNT_ADAPTER = "incidentdesk.accounts.AccountAdapter"
 ACCOUNT_LOGOUT_ON_GET = False
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Password-reset mail goes to the console unless a backend is configured.
+MAILERS = {
+    "default": {
+        "BACKEND": env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    }
+}
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "incidentdesk@localhost")
 
 AUTH_PASSWORD_VALIDATORS = [

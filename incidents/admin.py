@@ -1,1 +1,136 @@
+"""Admin for datasets, versions, import jobs and incidents. Actions call services."""
 
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from incidentdesk.errors import IncidentDeskError
+from incidents import services
+from incidents.importers import FORMATS
+from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin[Dataset]):
+    list_display = ["name", "kind", "slug", "created_at"]
+    prepopulated_fields = {"slug": ["name"]}
+    search_fields = ["name"]
+    actions = ["rollback"]
+
+    @admin.action(description="Roll back to the previously active version")
+    def rollback(self, request: HttpRequest, queryset: QuerySet[Dataset]) -> None:
+        for dataset in queryset:
+            try:
+                version = services.dataset_version_rollback(dataset=dataset)
+            except IncidentDeskError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{dataset.name}: {version.label} is active again")
+
+
+@admin.register(DatasetVersion)
+class DatasetVersionAdmin(admin.ModelAdmin[DatasetVersion]):
+    list_display = [
+        "dataset", "label", "status", "row_count", "chunk_count",
+        "embedding_model", "created_at", "activated_at",
+    ]  # fmt: skip
+    list_filter = ["status", "dataset"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["created_by"]
+    readonly_fields = [
+        "status", "row_count", "chunk_count", "embedding_model",
+        "embedding_dimensions", "created_at", "activated_at",
+    ]  # fmt: skip
+    actions = ["activate", "archive"]
+
+    @admin.action(description="Activate (the current active version is archived)")
+    def activate(self, request: HttpRequest, queryset: QuerySet[DatasetVersion]) -> None:
+        for version in queryset:
+            try:
+                services.dataset_version_activate(version=version)
+            except IncidentDeskError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{version.dataset.name} {version.label} is active")
+
+    @admin.action(description="Archive (take out of search)")
+    def archive(self, request: HttpRequest, queryset: QuerySet[DatasetVersion]) -> None:
+        for version in queryset:
+            try:
+                services.dataset_version_archive(version=version)
+            except IncidentDeskError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+
+
+class ImportJobForm(forms.ModelForm[ImportJob]):
+    """Upload a file into a (new) version of a dataset."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all())
+    version_label = forms.CharField(
+        max_length=100, help_text="A new label builds a new version next to the active one."
+    )
+    file_format = forms.ChoiceField(
+        choices=[("", "from the file extension"), *[(f, f) for f in FORMATS]], required=False
+    )
+
+    class Meta:
+        model = ImportJob
+        fields = ["file", "file_format", "activate_when_done"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
+    list_display = [
+        "pk", "version", "status", "rows_done", "rows_total", "rows_failed", "created_at",
+    ]  # fmt: skip
+    list_filter = ["status"]
+    list_select_related = ["version__dataset"]
+    readonly_fields = [
+        "version", "status", "rows_done", "rows_total", "rows_failed", "created",
+        "updated", "unchanged", "message", "errors", "created_by", "created_at", "finished_at",
+    ]  # fmt: skip
+
+    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = ImportJobForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.readonly_fields if obj else []
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ["dataset", "version_label", "file", "file_format", "activate_when_done"]
+        return ["file", *self.readonly_fields]
+
+    def save_model(self, request: HttpRequest, obj: ImportJob, form: Any, change: bool) -> None:
+        if change:
+            return
+        data = form.cleaned_data
+        job = services.import_job_create(
+            dataset=data["dataset"],
+            label=data["version_label"],
+            uploaded_file=data["file"],
+            file_format=data["file_format"],
+            activate=data["activate_when_done"],
+            user=request.user,  # type: ignore[arg-type]
+        )
+        obj.pk = job.pk
+
+
+@admin.register(Incident)
+class IncidentAdmin(admin.ModelAdmin[Incident]):
+    list_display = [
+        "incident_id", "title", "impacted_application", "occurred_at", "severity", "version",
+    ]  # fmt: skip
+    list_filter = ["version__status", "version__dataset", "category", "severity", "repeat_incident"]
+    list_select_related = ["version__dataset"]
+    search_fields = ["incident_id", "title", "impacted_application", "root_cause"]
+    date_hierarchy = "occurred_at"
+    raw_id_fields = ["version"]
+    readonly_fields = ["content_hash", "created_at", "updated_at"]

@@ -166,6 +166,8 @@ def as_text(value: Any, *, max_length: int | None = None) -> str:
     if not isinstance(value, str):
         raise FieldError(f"expected text, got {_type_name(value)}")
     text = value.strip()
+    if "\x00" in text:
+        raise FieldError("contains a NUL character, which PostgreSQL cannot store")
     if max_length and len(text) > max_length:
         raise FieldError(f"longer than {max_length} characters ({len(text)})")
     return text

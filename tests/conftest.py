@@ -1,0 +1,44 @@
+"""Shared fixtures: personas, eval data location, real files to import."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connections
+
+from tests.factories import UserFactory
+
+EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "eval"))
+
+
+@pytest.fixture
+def eval_dir() -> Path:
+    """../shared/eval (or EVAL_DATA_DIR); CI always has it beside the clone."""
+    if not (EVAL_DIR / "incidents.jsonl").exists():
+        pytest.skip(f"evaluation data not found at {EVAL_DIR} (set EVAL_DATA_DIR)")
+    return EVAL_DIR
+
+
+@pytest.fixture
+def alice(db: None) -> User:
+    """alice is on call: a regular user."""
+    return UserFactory(username="alice")
+
+
+@pytest.fixture
+def bob(db: None) -> User:
+    """bob curates the knowledge: staff."""
+    return UserFactory(username="bob", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture(autouse=True)
+def _close_db_connections() -> Iterator[None]:
+    """Threads and async tests can leave connections that block dropping the test DB."""
+    yield
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.in_atomic_block:
+            connection.close()
