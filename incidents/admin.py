@@ -121,6 +121,7 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
             user=request.user,  # type: ignore[arg-type]
         )
         obj.pk = job.pk
+        obj.refresh_from_db()  # the admin logs and redirects to the saved job
 
 
 @admin.register(Incident)

@@ -14,10 +14,11 @@ class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = User
         django_get_or_create = ("username",)
+        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
-    password = factory.PostGenerationMethodCall("set_password", "correct horse battery")
+    password = factory.django.Password("correct horse battery")
 
 
 class DatasetFactory(factory.django.DjangoModelFactory):
