@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
+from copilot.models import GoldenExample
 from incidentdesk.embeddings import embed_texts
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text
-from copilot.models import GoldenExample
 
 
 @dataclass
@@ -55,7 +55,7 @@ def _parse_golden(row: SourceRow) -> tuple[str, str]:
 
 
 def golden_examples_import_file(
-    *, path: Path, file_format: str | None = None, user: AbstractBaseUser | None = None
+    *, path: Path, file_format: str | None = None, user: User | None = None
 ) -> GoldenImportResult:
     """Upsert examples by question and embed them right away (they are few)."""
     result = GoldenImportResult()
@@ -70,7 +70,7 @@ def golden_examples_import_file(
 
 
 def _golden_upsert(
-    question: str, answer: str, user: AbstractBaseUser | None, result: GoldenImportResult
+    question: str, answer: str, user: User | None, result: GoldenImportResult
 ) -> None:
     example = GoldenExample.objects.filter(question=question).first()
     if example is not None and example.answer == answer and not example.needs_embedding:

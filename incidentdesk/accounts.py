@@ -5,6 +5,6 @@ from django.conf import settings
 from django.http import HttpRequest
 
 
-class AccountAdapter(DefaultAccountAdapter):
+class AccountAdapter(DefaultAccountAdapter):  # type: ignore[misc]  # allauth is untyped
     def is_open_for_signup(self, request: HttpRequest) -> bool:
         return bool(settings.ACCOUNT_ALLOW_SIGNUPS)

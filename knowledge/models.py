@@ -54,9 +54,7 @@ class KnowledgeDocument(models.Model):
 class KnowledgeChunk(models.Model):
     """A markdown section of a document (windowed when long), embedded."""
 
-    document = models.ForeignKey(
-        KnowledgeDocument, on_delete=models.CASCADE, related_name="chunks"
-    )
+    document = models.ForeignKey(KnowledgeDocument, on_delete=models.CASCADE, related_name="chunks")
     version = models.ForeignKey(
         DatasetVersion, on_delete=models.CASCADE, related_name="knowledge_chunks"
     )

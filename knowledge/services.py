@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from incidentdesk.embeddings import embed_texts
@@ -60,7 +60,7 @@ def knowledge_import_file(
     version_label: str | None = None,
     file_format: str | None = None,
     activate: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> tuple[DatasetVersion, ImportResult]:
     """Import a JSONL/JSON/CSV file or a folder of markdown files."""
@@ -89,9 +89,7 @@ def knowledge_document_reembed(*, document: KnowledgeDocument) -> int:
     vectors = embed_texts(texts)
     document.chunks.all().delete()
     KnowledgeChunk.objects.bulk_create(
-        KnowledgeChunk(
-            document=document, version=document.version, ordinal=i, text=t, embedding=v
-        )
+        KnowledgeChunk(document=document, version=document.version, ordinal=i, text=t, embedding=v)
         for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
     )
     parsed = importers.ParsedRow(0, document.doc_id, fields, document.extra)

@@ -36,8 +36,10 @@ def worker_queue() -> Iterator[str]:
     """A worker on its own queue, reading the test database."""
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "DATABASE_URL": worker_database_url(), "CELERY_QUEUE": queue}
-    argv = [sys.executable, "-m", "celery", "-A", "incidentdesk", "worker", "--pool", "solo",
-            "-Q", queue, "--without-gossip", "--without-mingle", "--loglevel", "WARNING"]  # fmt: skip
+    argv = [
+        sys.executable, "-m", "celery", "-A", "incidentdesk", "worker", "--pool", "solo",
+        "-Q", queue, "--without-gossip", "--without-mingle", "--loglevel", "WARNING",
+    ]  # fmt: skip
     worker = subprocess.Popen(argv, env=env, cwd=BASE_DIR)  # noqa: S603
     previous = app.conf.task_default_queue
     app.conf.task_default_queue = queue

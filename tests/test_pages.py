@@ -24,9 +24,13 @@ def test_the_login_page_renders_for_anonymous_users(client: Client) -> None:
     assert b'name="password"' in response.content
 
 
-def test_alice_logs_in_with_her_password_and_searches(client: Client, alice, tmp_path: Path) -> None:
+def test_alice_logs_in_with_her_password_and_searches(
+    client: Client, alice, tmp_path: Path
+) -> None:
     path = tmp_path / "a.jsonl"
-    path.write_text(json.dumps(incident_row("INC-2025-08-24-001", title="HTTP 403 after key rotation")))
+    path.write_text(
+        json.dumps(incident_row("INC-2025-08-24-001", title="HTTP 403 after key rotation"))
+    )
     incident_import_file(path=path, dataset_name="ops", activate=True)
     response = client.post(
         "/accounts/login/", {"login": "alice", "password": "correct horse battery"}
@@ -53,6 +57,11 @@ def test_the_admin_needs_staff(client: Client, alice, bob) -> None:
     assert client.get("/admin/").status_code == 302
     client.force_login(bob)
     assert client.get("/admin/").status_code == 200
-    for page in ["incidents/incident/", "incidents/datasetversion/", "incidents/importjob/add/",
-                 "knowledge/knowledgedocument/", "copilot/goldenexample/"]:
+    for page in [
+        "incidents/incident/",
+        "incidents/datasetversion/",
+        "incidents/importjob/add/",
+        "knowledge/knowledgedocument/",
+        "copilot/goldenexample/",
+    ]:
         assert client.get(f"/admin/{page}").status_code == 200, page

@@ -59,7 +59,9 @@ def test_each_bad_row_is_reported_by_line_and_field(tmp_path: Path) -> None:
 
 
 def test_unicode_hyphens_in_ids_are_normalised(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "a.jsonl", [incident_row("inc\u20112025\u201101\u201101\u2011001")])
+    path = write_jsonl(
+        tmp_path / "a.jsonl", [incident_row("inc\u20112025\u201101\u201101\u2011001")]
+    )
     parsed, _ = parse_file(path)
     assert parsed[0].key == "INC-2025-01-01-001"
 

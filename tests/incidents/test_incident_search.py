@@ -35,7 +35,9 @@ def two_incidents(tmp_path: Path) -> DatasetVersion:
 
 
 def test_search_finds_the_incident_by_meaning(two_incidents: DatasetVersion) -> None:
-    hits = incident_search_similar(query="merchants are getting forbidden after credentials changed")
+    hits = incident_search_similar(
+        query="merchants are getting forbidden after credentials changed"
+    )
     assert [h.incident.incident_id for h in hits] == ["INC-2025-08-24-001", "INC-2025-09-01-001"]
     assert hits[0].score > hits[1].score
 
@@ -45,7 +47,9 @@ def test_search_reads_only_active_versions_unless_one_is_pinned(two_incidents, t
     path.write_text(json.dumps(incident_row("INC-2025-10-01-001", title="403 on key rotation")))
     staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
     active_ids = {h.incident.incident_id for h in incident_search_similar(query="403")}
-    pinned_ids = {h.incident.incident_id for h in incident_search_similar(query="403", version=staged)}
+    pinned_ids = {
+        h.incident.incident_id for h in incident_search_similar(query="403", version=staged)
+    }
     assert active_ids == {"INC-2025-08-24-001", "INC-2025-09-01-001"}
     assert pinned_ids == {"INC-2025-10-01-001"}
 

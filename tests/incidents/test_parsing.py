@@ -29,7 +29,10 @@ def test_date_is_parsed_from_the_id_only_when_real() -> None:
 
 
 def test_ids_are_found_in_free_text_once_each() -> None:
-    text = "Compare INC\u20112025\u201108\u201124\u2011001 with inc-2024-01-02-003 and INC-2025-08-24-001."
+    text = (
+        "Compare INC\u20112025\u201108\u201124\u2011001 with inc-2024-01-02-003 "
+        "and INC-2025-08-24-001."
+    )
     assert find_incident_ids(text) == ["INC-2025-08-24-001", "INC-2024-01-02-003"]
 
 
@@ -61,4 +64,8 @@ def test_incident_chunks_start_with_a_summary_then_titled_body_windows() -> None
 
 def test_markdown_is_split_by_section_with_preamble() -> None:
     body = "Intro line.\n\n## Symptoms\n- 403s\n\n## Steps\n1. Rotate\n\n## Empty\n"
-    assert markdown_sections(body) == [("", "Intro line."), ("Symptoms", "- 403s"), ("Steps", "1. Rotate")]
+    assert markdown_sections(body) == [
+        ("", "Intro line."),
+        ("Symptoms", "- 403s"),
+        ("Steps", "1. Rotate"),
+    ]

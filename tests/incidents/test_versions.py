@@ -7,6 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from incidentdesk.errors import IncidentDeskError
+from incidents.importers import SourceRow
 from incidents.models import DatasetVersion, Incident
 from incidents.services import (
     INCIDENT_SPEC,
@@ -15,7 +16,6 @@ from incidents.services import (
     incident_import_file,
     rows_import,
 )
-from incidents.importers import SourceRow
 from tests.factories import DatasetFactory, DatasetVersionFactory, incident_row
 
 pytestmark = pytest.mark.django_db
@@ -72,7 +72,9 @@ class ExplodingSpec:
 
 def rows(count: int, *, boom_at: int) -> list[SourceRow]:
     return [
-        SourceRow(i, incident_row(f"INC-2025-01-01-{i:03d}", title="boom" if i == boom_at else f"t{i}"))
+        SourceRow(
+            i, incident_row(f"INC-2025-01-01-{i:03d}", title="boom" if i == boom_at else f"t{i}")
+        )
         for i in range(1, count + 1)
     ]
 

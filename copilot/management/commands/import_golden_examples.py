@@ -19,7 +19,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            result = golden_examples_import_file(path=options["file"], file_format=options["format"])
+            result = golden_examples_import_file(
+                path=options["file"], file_format=options["format"]
+            )
         except ImportFileError as exc:
             raise CommandError(str(exc)) from exc
         for error in result.errors:
