@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
-from incidents.models import EMBEDDING_DIMENSIONS
+from incidents.models import EMBEDDING_DIMENSIONS, hnsw_cosine_index
 
 
 class GoldenExample(models.Model):
@@ -45,13 +45,7 @@ class GoldenExample(models.Model):
         ]
         indexes = [
             # golden_example_list_nearest: cosine nearest neighbours.
-            HnswIndex(
-                name="copilot_golden_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            hnsw_cosine_index("copilot_golden_embedding_hnsw"),
         ]
 
     def __str__(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -50,21 +51,27 @@ class DatasetVersionAdmin(admin.ModelAdmin[DatasetVersion]):
 
     @admin.action(description="Activate (the current active version is archived)")
     def activate(self, request: HttpRequest, queryset: QuerySet[DatasetVersion]) -> None:
-        for version in queryset:
-            try:
-                services.dataset_version_activate(version=version)
-            except IncidentDeskError as exc:
-                self.message_user(request, exc.message, messages.ERROR)
-            else:
-                self.message_user(request, f"{version.dataset.name} {version.label} is active")
+        self._apply(request, queryset, services.dataset_version_activate, "is active")
 
     @admin.action(description="Archive (take out of search)")
     def archive(self, request: HttpRequest, queryset: QuerySet[DatasetVersion]) -> None:
-        for version in queryset:
+        self._apply(request, queryset, services.dataset_version_archive, "is archived")
+
+    def _apply(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[DatasetVersion],
+        service: Callable[..., DatasetVersion],
+        outcome: str,
+    ) -> None:
+        """Run a service on each version; report each result or error."""
+        for version in queryset.select_related("dataset"):
             try:
-                services.dataset_version_archive(version=version)
+                service(version=version)
             except IncidentDeskError as exc:
                 self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{version.dataset.name} {version.label} {outcome}")
 
 
 class ImportJobForm(forms.ModelForm[ImportJob]):
@@ -135,7 +142,10 @@ class IncidentAdmin(admin.ModelAdmin[Incident]):
     list_display = [
         "incident_id", "title", "impacted_application", "occurred_at", "severity", "version",
     ]  # fmt: skip
-    list_filter = ["version__status", "version__dataset", "category", "severity", "repeat_incident"]
+    list_filter = [
+        "version__status", "version__dataset", "impacted_application", "category", "severity",
+        "repeat_incident",
+    ]  # fmt: skip
     list_select_related = ["version__dataset"]
     search_fields = ["incident_id", "title", "impacted_application", "root_cause"]
     date_hierarchy = "occurred_at"

@@ -170,7 +170,33 @@ class Incident(models.Model):
         return f"{self.incident_id}: {self.title}"
 
 
-class IncidentChunk(models.Model):
+class EmbeddedChunk(models.Model):
+    """What every searchable chunk has: text, its embedding, its tsvector.
+
+    Subclasses add the parent foreign key and name their own indexes.
+    """
+
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        abstract = True
+
+
+def hnsw_cosine_index(name: str) -> HnswIndex:
+    """The vector index every chunk table uses (pgvector defaults m=16, ef=64)."""
+    return HnswIndex(
+        name=name, fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]
+    )
+
+
+class IncidentChunk(EmbeddedChunk):
     """A searchable piece of an incident: its summary, or a window of its body.
 
     `version` is copied from the incident so filtered vector queries need no
@@ -180,14 +206,6 @@ class IncidentChunk(models.Model):
     incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="chunks")
     version = models.ForeignKey(
         DatasetVersion, on_delete=models.CASCADE, related_name="incident_chunks"
-    )
-    ordinal = models.PositiveIntegerField()
-    text = models.TextField()
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
-    search_vector = models.GeneratedField(
-        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
-        output_field=SearchVectorField(),
-        db_persist=True,
     )
 
     class Meta:
@@ -199,13 +217,7 @@ class IncidentChunk(models.Model):
         ]
         indexes = [
             # incident_search_similar: cosine nearest neighbours.
-            HnswIndex(
-                name="incidents_chunk_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            hnsw_cosine_index("incidents_chunk_embedding_hnsw"),
             # incident_search_similar: the full-text half of hybrid search.
             GinIndex(fields=["search_vector"], name="incidents_chunk_fts_gin"),
         ]

@@ -402,28 +402,38 @@ def incident_import(
     return rows_import(spec=INCIDENT_SPEC, version=version, rows=rows, on_progress=on_progress)
 
 
-def incident_import_file(
+def dataset_import_rows(
     *,
-    path: Path,
+    spec: ImportSpec,
+    kind: str,
+    rows: list[SourceRow],
     dataset_name: str,
     version_label: str | None = None,
-    file_format: str | None = None,
     activate: bool = False,
     user: User | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> tuple[DatasetVersion, ImportResult]:
-    """The whole `import_incidents` flow, shared by the command and the admin.
+    """Import rows into a dataset's version, creating both when missing.
 
     A version is activated only when every row imported: a half-good file
     must not replace what people are searching.
     """
-    rows = list(importers.read_rows(path, file_format))
-    dataset = dataset_get_or_create(name=dataset_name, kind=Dataset.Kind.INCIDENTS)
+    dataset = dataset_get_or_create(name=dataset_name, kind=kind)
     version = dataset_version_get_or_create(dataset=dataset, label=version_label, user=user)
-    result = incident_import(version=version, rows=rows, on_progress=on_progress)
+    result = rows_import(spec=spec, version=version, rows=rows, on_progress=on_progress)
     if activate and not result.failed:
         version = dataset_version_activate(version=version)
     return version, result
+
+
+def incident_import_file(
+    *, path: Path, file_format: str | None = None, **options: Any
+) -> tuple[DatasetVersion, ImportResult]:
+    """The whole `import_incidents` flow (options: see `dataset_import_rows`)."""
+    rows = list(importers.read_rows(path, file_format))
+    return dataset_import_rows(
+        spec=INCIDENT_SPEC, kind=Dataset.Kind.INCIDENTS, rows=rows, **options
+    )
 
 
 # --- import jobs (admin and API uploads, run by Celery) --------------------------

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
 
-from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, DatasetVersion
+from incidents.models import DatasetVersion, EmbeddedChunk, hnsw_cosine_index
 
 
 class KnowledgeDocument(models.Model):
@@ -51,20 +49,12 @@ class KnowledgeDocument(models.Model):
         return f"{self.doc_id}: {self.title}"
 
 
-class KnowledgeChunk(models.Model):
+class KnowledgeChunk(EmbeddedChunk):
     """A markdown section of a document (windowed when long), embedded."""
 
     document = models.ForeignKey(KnowledgeDocument, on_delete=models.CASCADE, related_name="chunks")
     version = models.ForeignKey(
         DatasetVersion, on_delete=models.CASCADE, related_name="knowledge_chunks"
-    )
-    ordinal = models.PositiveIntegerField()
-    text = models.TextField()
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
-    search_vector = models.GeneratedField(
-        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
-        output_field=SearchVectorField(),
-        db_persist=True,
     )
 
     class Meta:
@@ -76,13 +66,7 @@ class KnowledgeChunk(models.Model):
         ]
         indexes = [
             # knowledge_search: cosine nearest neighbours.
-            HnswIndex(
-                name="knowledge_chunk_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            hnsw_cosine_index("knowledge_chunk_embedding_hnsw"),
             # knowledge_search: the full-text half of hybrid search.
             GinIndex(fields=["search_vector"], name="knowledge_chunk_fts_gin"),
         ]

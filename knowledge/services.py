@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import transaction
 
 from incidentdesk.embeddings import embed_texts
@@ -15,12 +14,8 @@ from incidents.parsing import knowledge_chunk_texts
 from incidents.services import (
     ImportResult,
     ImportSpec,
-    ProgressCallback,
     content_hash,
-    dataset_get_or_create,
-    dataset_version_activate,
-    dataset_version_get_or_create,
-    rows_import,
+    dataset_import_rows,
 )
 from knowledge.importers import parse_document, read_markdown_folder
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
@@ -54,26 +49,16 @@ KNOWLEDGE_SPEC = ImportSpec(
 
 
 def knowledge_import_file(
-    *,
-    path: Path,
-    dataset_name: str,
-    version_label: str | None = None,
-    file_format: str | None = None,
-    activate: bool = False,
-    user: User | None = None,
-    on_progress: ProgressCallback | None = None,
+    *, path: Path, file_format: str | None = None, **options: Any
 ) -> tuple[DatasetVersion, ImportResult]:
     """Import a JSONL/JSON/CSV file or a folder of markdown files."""
     if path.is_dir():
         rows = list(read_markdown_folder(path))
     else:
         rows = list(importers.read_rows(path, file_format))
-    dataset = dataset_get_or_create(name=dataset_name, kind=Dataset.Kind.KNOWLEDGE)
-    version = dataset_version_get_or_create(dataset=dataset, label=version_label, user=user)
-    result = rows_import(spec=KNOWLEDGE_SPEC, version=version, rows=rows, on_progress=on_progress)
-    if activate and not result.failed:
-        version = dataset_version_activate(version=version)
-    return version, result
+    return dataset_import_rows(
+        spec=KNOWLEDGE_SPEC, kind=Dataset.Kind.KNOWLEDGE, rows=rows, **options
+    )
 
 
 def _document_fields(document: KnowledgeDocument) -> dict[str, Any]:
