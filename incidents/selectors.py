@@ -1,17 +1,268 @@
-"""Read-only queries over incidents. Only selectors build queries."""
+"""Read-only queries over incidents. Only selectors build queries.
+
+Every selector reads the active dataset versions unless a version is pinned
+(`version=`), which is how the evaluation and staged versions are searched.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import Count, F, QuerySet
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from incidentdesk.embeddings import embed_query
-from incidents.models import Dataset, DatasetVersion, Incident, IncidentChunk
+from incidents import query_parsing as qp
+from incidents.models import TEXT_SEARCH_CONFIG, Dataset, DatasetVersion, Incident, IncidentChunk
+from incidents.parsing import normalize_incident_id
 
-# Enough candidates that `limit` distinct incidents survive de-duplication.
-CANDIDATES_PER_RESULT = 8
+RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
+CANDIDATES = 100  # chunks taken from each of the vector and full-text lists
+HNSW_EF_SEARCH = 100
+# Filtered sets this small are ranked exactly: a scan of a few thousand
+# vectors is cheaper than HNSW, and recall is 1.
+EXACT_SEARCH_MAX_INCIDENTS = 5000
+_WORD_RE = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    {
+     "a", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "did", "do", "does",
+     "for", "from", "had", "has", "have", "how", "i", "in", "is", "it", "its", "me", "my", "of",
+     "on", "or", "our", "show", "that", "the", "there", "this", "to", "us", "was", "we", "were",
+     "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "incidents",
+     "incident", "happened", "list", "tell", "about", "ever", "past",
+    }
+)  # fmt: skip
+
+
+# --- scope ----------------------------------------------------------------------
+
+
+def incident_scope(version: DatasetVersion | None = None) -> QuerySet[Incident]:
+    """Incidents of the active versions, or of one pinned version."""
+    if version is not None:
+        return Incident.objects.filter(version=version)
+    return Incident.objects.filter(version__status=DatasetVersion.Status.ACTIVE)
+
+
+def chunk_scope(version: DatasetVersion | None = None) -> QuerySet[IncidentChunk]:
+    if version is not None:
+        return IncidentChunk.objects.filter(version=version)
+    return IncidentChunk.objects.filter(version__status=DatasetVersion.Status.ACTIVE)
+
+
+# --- hybrid ranking (shared with knowledge search) ------------------------------
+
+
+@dataclass(frozen=True)
+class RankedParent:
+    """A parent (incident, document) with its fused score and best chunk."""
+
+    parent_id: int
+    score: float
+    chunk_text: str
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS]
+
+
+def or_tsquery(text: str) -> SearchQuery | None:
+    """Any of the query's words (OR): natural questions rarely contain all."""
+    words = content_words(text)
+    if not words:
+        return None
+    return SearchQuery(
+        " | ".join(dict.fromkeys(words)), search_type="raw", config=TEXT_SEARCH_CONFIG
+    )
+
+
+def chunks_hybrid_rank(
+    chunks: QuerySet[Any], *, parent_field: str, query: str, exact: bool = False
+) -> list[RankedParent]:
+    """Fuse vector and full-text rankings of chunks into one ranking of parents.
+
+    Each list is reduced to one rank per parent (its best chunk); reciprocal
+    rank fusion adds 1/(RRF_K + rank) over both lists.
+    """
+    vector_hits = _vector_candidates(chunks, parent_field, query, exact)
+    text_hits = _text_candidates(chunks, parent_field, query)
+    scores: dict[int, float] = {}
+    best_text: dict[int, str] = {}
+    for hits in (vector_hits, text_hits):
+        for rank, (parent_id, text) in enumerate(hits, start=1):
+            scores[parent_id] = scores.get(parent_id, 0.0) + 1.0 / (RRF_K + rank)
+            best_text.setdefault(parent_id, text)
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return [RankedParent(pid, score, best_text[pid]) for pid, score in ordered]
+
+
+def _best_per_parent(rows: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    seen: dict[int, str] = {}
+    for parent_id, text in rows:
+        seen.setdefault(parent_id, text)
+    return list(seen.items())
+
+
+def _vector_candidates(
+    chunks: QuerySet[Any], parent_field: str, query: str, exact: bool
+) -> list[tuple[int, str]]:
+    vector = embed_query(query)
+    nearest = chunks.order_by(CosineDistance("embedding", vector)).values_list(
+        f"{parent_field}_id", "text"
+    )[:CANDIDATES]
+    with transaction.atomic(), connection.cursor() as cursor:
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        else:
+            # pgvector 0.8: keep scanning the graph until enough rows pass the
+            # filters (active version, application), instead of losing recall.
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")
+        rows = list(nearest)
+    return _best_per_parent(rows)
+
+
+def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> list[tuple[int, str]]:
+    tsquery = or_tsquery(query)
+    if tsquery is None:
+        return []
+    ranked = (
+        chunks.filter(search_vector=tsquery)
+        .annotate(rank=SearchRank(F("search_vector"), tsquery))
+        .order_by("-rank")
+        .values_list(f"{parent_field}_id", "text")[:CANDIDATES]
+    )
+    return _best_per_parent(list(ranked))
+
+
+# --- lookup by id ---------------------------------------------------------------
+
+
+def lookup_incident_by_id(
+    incident_id: str, *, version: DatasetVersion | None = None
+) -> Incident | None:
+    """Exact match after normalising dashes, spaces and case."""
+    wanted = normalize_incident_id(incident_id)
+    if not wanted:
+        return None
+    scope = incident_scope(version).select_related("version__dataset")
+    return scope.filter(incident_id=wanted).order_by("-version__activated_at").first()
+
+
+# --- filters parsed from a question ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class IncidentFilters:
+    """What the question restricts the search to; shown to the user as chips."""
+
+    application: str | None = None
+    applications: tuple[str, ...] = ()
+    window: qp.TimeWindow | None = None
+    repeat: bool | None = None
+    severity: str | None = None
+    category: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return not (
+            self.applications or self.window or self.repeat or self.severity or self.category
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["applications"] = list(self.applications)
+        if self.window:
+            data["window"] = {
+                "start": self.window.start.isoformat() if self.window.start else None,
+                "end": self.window.end.isoformat() if self.window.end else None,
+                "label": self.window.label,
+            }
+        return {key: value for key, value in data.items() if value not in (None, [], ())}
+
+    def apply(self, incidents: QuerySet[Incident]) -> QuerySet[Incident]:
+        if self.applications:
+            incidents = incidents.filter(impacted_application__in=self.applications)
+        if self.window and self.window.start:
+            incidents = incidents.filter(occurred_at__gte=self.window.start)
+        if self.window and self.window.end:
+            incidents = incidents.filter(occurred_at__lte=self.window.end)
+        if self.repeat:
+            incidents = incidents.filter(repeat_incident=True)
+        if self.severity:
+            incidents = incidents.filter(severity__iexact=self.severity)
+        if self.category:
+            incidents = incidents.filter(category__iexact=self.category)
+        return incidents
+
+
+def application_catalog(version: DatasetVersion | None = None) -> list[qp.ApplicationEntry]:
+    """Every (application, company) pair in scope, for matching names."""
+    pairs = (
+        incident_scope(version)
+        .exclude(impacted_application="")
+        .values_list("impacted_application", "extra__company")
+        .distinct()
+    )
+    return [
+        qp.ApplicationEntry.of(app, company if isinstance(company, str) else "")
+        for app, company in pairs
+    ]
+
+
+def parse_incident_filters(
+    query: str, *, today: dt.date, version: DatasetVersion | None = None
+) -> tuple[IncidentFilters, str]:
+    """Filters named in the question, and the words left for ranking."""
+    window, rest = qp.parse_time_window(query, today)
+    category = qp.parse_category(rest)
+    subject = qp.listing_subject(rest)
+    if subject and category and qp.is_category_phrase(subject):
+        subject = None  # "Database incidents" is a category, not an application
+    catalog = application_catalog(version)
+    match = qp.match_applications(subject, catalog) if subject else None
+    if match is None:
+        match, subject = _application_named_verbatim(rest, catalog)
+    filters = IncidentFilters(
+        application=subject if match else None,
+        applications=match.applications if match else (),
+        window=window,
+        repeat=qp.parse_repeat(rest),
+        severity=qp.parse_severity(rest),
+        category=category,
+    )
+    if match and subject:
+        rest = re.sub(re.escape(subject), " ", rest, flags=re.IGNORECASE)
+    return filters, qp.strip_filter_words(rest)
+
+
+def relaxed_filters(filters: IncidentFilters) -> list[IncidentFilters]:
+    """Ever looser versions of `filters`: application first, the window last."""
+    without_app = replace(filters, application=None, applications=())
+    without_attributes = replace(without_app, repeat=None, severity=None, category=None)
+    return [without_app, without_attributes, IncidentFilters()]
+
+
+def _application_named_verbatim(
+    text: str, catalog: Sequence[qp.ApplicationEntry]
+) -> tuple[qp.ApplicationMatch | None, str | None]:
+    """A full known application name written inside a longer question."""
+    lowered = text.lower()
+    for entry in sorted(catalog, key=lambda e: -len(e.application)):
+        name = entry.application.lower()
+        if len(name) >= 5 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lowered):
+            return qp.ApplicationMatch((entry.application,), "exact"), entry.application
+    return None, None
+
+
+# --- search_similar_incidents ---------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -23,35 +274,130 @@ class IncidentHit:
     score: float
 
 
-def active_versions() -> QuerySet[DatasetVersion]:
-    return DatasetVersion.objects.filter(status=DatasetVersion.Status.ACTIVE)
+@dataclass(frozen=True)
+class IncidentSearch:
+    query: str
+    hits: list[IncidentHit]
+    filters: IncidentFilters = field(default_factory=IncidentFilters)
+    expanded: bool = False  # the filters matched nothing and were loosened
+    applied: IncidentFilters = field(default_factory=IncidentFilters)
 
 
-def incident_list_active() -> QuerySet[Incident]:
-    """Incidents in active versions: what users and the copilot may see."""
-    return Incident.objects.filter(version__status=DatasetVersion.Status.ACTIVE)
+def search_similar_incidents(
+    query: str,
+    limit: int = 5,
+    *,
+    now: dt.date | None = None,
+    version: DatasetVersion | None = None,
+) -> IncidentSearch:
+    """Filters from the question first, then hybrid search; one hit per incident.
+
+    If the filters leave nothing, they are dropped and `expanded` says so.
+    """
+    today = now or timezone.localdate()
+    filters, rest = parse_incident_filters(query, today=today, version=version)
+    scope = incident_scope(version)
+    applied, expanded = filters, False
+    for looser in [filters, *relaxed_filters(filters)]:
+        applied = looser
+        if looser.is_empty or looser.apply(scope).exists():
+            break
+        expanded = True
+    text = query if applied.is_empty else rest
+    hits = _rank_incidents(
+        applied.apply(scope), version, text, limit, is_filtered=not applied.is_empty
+    )
+    return IncidentSearch(query, hits, filters, expanded, applied)
+
+
+def _rank_incidents(
+    incidents: QuerySet[Incident],
+    version: DatasetVersion | None,
+    text: str,
+    limit: int,
+    *,
+    is_filtered: bool = False,
+) -> list[IncidentHit]:
+    """Hybrid-ranked within `incidents`; by date when no words are left to rank."""
+    if not content_words(text):
+        newest = incidents.select_related("version__dataset").order_by(
+            F("occurred_at").desc(nulls_last=True), "incident_id"
+        )
+        return [IncidentHit(incident, "", 0.0) for incident in newest[:limit]]
+    chunks = chunk_scope(version)
+    if is_filtered:
+        chunks = chunks.filter(incident__in=incidents)
+    small = is_filtered and incidents.count() <= EXACT_SEARCH_MAX_INCIDENTS
+    ranked = chunks_hybrid_rank(chunks, parent_field="incident", query=text, exact=small)[:limit]
+    by_id = Incident.objects.select_related("version__dataset").in_bulk(
+        [r.parent_id for r in ranked]
+    )
+    return [IncidentHit(by_id[r.parent_id], r.chunk_text, r.score) for r in ranked]
 
 
 def incident_search_similar(
     *, query: str, limit: int = 5, version: DatasetVersion | None = None
 ) -> list[IncidentHit]:
-    """Nearest incidents to `query` by cosine similarity of their chunks.
+    """Hits only, for pages that show a plain result list."""
+    return search_similar_incidents(query, limit, version=version).hits
 
-    Reads the active versions unless a version is pinned. One hit per
-    incident: its best chunk.
+
+# --- get_incidents_by_application -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplicationSearch:
+    application: str
+    incidents: list[Incident]
+    how: str  # exact | partial | semantic | none
+    applications: tuple[str, ...] = ()
+
+
+def get_incidents_by_application(
+    app_name: str, limit: int = 5, *, version: DatasetVersion | None = None
+) -> ApplicationSearch:
+    """Case-insensitive exact name, then partial (by words), then semantic; newest first."""
+    match = qp.match_applications(app_name, application_catalog(version))
+    if match is not None:
+        incidents = (
+            incident_scope(version)
+            .filter(impacted_application__in=match.applications)
+            .select_related("version__dataset")
+            .order_by(F("occurred_at").desc(nulls_last=True), "incident_id")
+        )
+        return ApplicationSearch(app_name, list(incidents[:limit]), match.how, match.applications)
+    hits = _rank_incidents(incident_scope(version), version, app_name, limit)
+    return ApplicationSearch(
+        app_name, [hit.incident for hit in hits], "semantic" if hits else "none"
+    )
+
+
+# --- get_recent_incidents -------------------------------------------------------
+
+
+def get_recent_incidents(
+    days: int = 7,
+    limit: int = 10,
+    *,
+    now: dt.date | None = None,
+    version: DatasetVersion | None = None,
+) -> list[Incident]:
+    """Incidents that occurred in the last `days` days up to `now`, newest first.
+
+    `occurred_at` is filled from the id (INC-YYYY-MM-DD-NNN) at import when
+    the data has no date, so both sources count.
     """
-    vector = embed_query(query)
-    chunks = IncidentChunk.objects.select_related("incident")
-    if version is None:
-        chunks = chunks.filter(version__status=DatasetVersion.Status.ACTIVE)
-    else:
-        chunks = chunks.filter(version=version)
-    nearest = chunks.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")
-    hits: dict[int, IncidentHit] = {}
-    for chunk in nearest[: limit * CANDIDATES_PER_RESULT]:
-        if chunk.incident_id not in hits:
-            hits[chunk.incident_id] = IncidentHit(chunk.incident, chunk.text, 1 - chunk.distance)
-    return list(hits.values())[:limit]
+    today = now or timezone.localdate()
+    start = today - dt.timedelta(days=days)
+    return list(
+        incident_scope(version)
+        .filter(occurred_at__gte=start, occurred_at__lte=today)
+        .select_related("version__dataset")
+        .order_by("-occurred_at", "incident_id")[:limit]
+    )
+
+
+# --- pages ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -60,6 +406,10 @@ class DatasetStats:
     kind: str
     label: str
     rows: int
+
+
+def active_versions() -> QuerySet[DatasetVersion]:
+    return DatasetVersion.objects.filter(status=DatasetVersion.Status.ACTIVE)
 
 
 def active_dataset_stats() -> list[DatasetStats]:

@@ -1,0 +1,272 @@
+"""Retrieval evaluation over labelled questions (the format of shared/eval).
+
+The corpus is loaded into its own datasets (never activated, never touching
+other datasets) and every selector is pinned to those versions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.utils import timezone
+
+from copilot.router import Route, route
+from incidents import selectors as incident_selectors
+from incidents.importers import read_rows
+from incidents.models import Dataset, DatasetVersion
+from incidents.services import INCIDENT_SPEC, dataset_import_rows
+from knowledge import selectors as knowledge_selectors
+from knowledge.services import KNOWLEDGE_SPEC
+
+EVAL_INCIDENTS = "evaluation-incidents"
+EVAL_KNOWLEDGE = "evaluation-knowledge"
+SET_LIMIT = 100  # by-application and recent questions are scored on the whole set
+RANK_DEPTH = 10
+
+GOALS = {
+    "routing_accuracy": 0.97,
+    "symptom_search.hit@5": 0.97,
+    "symptom_search.mrr@10": 0.95,
+    "knowledge.hit@1": 0.95,
+    "set.precision": 0.95,
+    "set.recall": 0.98,
+}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    incidents: DatasetVersion
+    knowledge: DatasetVersion
+
+
+def corpus_load(*, incidents_path: Path, knowledge_path: Path) -> Corpus:
+    """Import (idempotently) into the evaluation datasets."""
+    incident_version, _ = dataset_import_rows(
+        spec=INCIDENT_SPEC,
+        kind=Dataset.Kind.INCIDENTS,
+        rows=list(read_rows(incidents_path)),
+        dataset_name=EVAL_INCIDENTS,
+    )
+    knowledge_version, _ = dataset_import_rows(
+        spec=KNOWLEDGE_SPEC,
+        kind=Dataset.Kind.KNOWLEDGE,
+        rows=list(read_rows(knowledge_path)),
+        dataset_name=EVAL_KNOWLEDGE,
+    )
+    return Corpus(incident_version, knowledge_version)
+
+
+def load_questions(path: Path) -> list[dict[str, Any]]:
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+# --- running one question ---------------------------------------------------------
+
+
+@dataclass
+class QuestionResult:
+    qid: str
+    kind: str
+    route: Route
+    routed_ok: bool
+    ranked: list[str] = field(default_factory=list)
+    returned: list[str] = field(default_factory=list)
+    scored: bool = True
+
+
+def _today(question: dict[str, Any]) -> dt.date:
+    as_of = question.get("as_of")
+    return dt.date.fromisoformat(as_of) if as_of else timezone.localdate()
+
+
+def run_tool(
+    decision: Route, corpus: Corpus, *, today: dt.date, limit: int | None = None
+) -> list[str]:
+    """Call the routed selector on the evaluation corpus; return ids in order."""
+    args = dict(decision.arguments)
+    if limit is not None and "limit" in args:
+        args["limit"] = limit
+    runners: dict[str, Callable[[], Iterable[str]]] = {
+        "lookup_incident_by_id": lambda: _ids_of_lookup(args, corpus),
+        "search_similar_incidents": lambda: (
+            h.incident.incident_id
+            for h in incident_selectors.search_similar_incidents(
+                args["query"], args.get("limit", 5), now=today, version=corpus.incidents
+            ).hits
+        ),
+        "get_incidents_by_application": lambda: (
+            i.incident_id
+            for i in incident_selectors.get_incidents_by_application(
+                args["app_name"], args.get("limit", 5), version=corpus.incidents
+            ).incidents
+        ),
+        "get_recent_incidents": lambda: (
+            i.incident_id
+            for i in incident_selectors.get_recent_incidents(
+                args.get("days", 7), args.get("limit", 10), now=today, version=corpus.incidents
+            )
+        ),
+        "search_knowledge": lambda: (
+            h.document.doc_id
+            for h in knowledge_selectors.search_knowledge(
+                args["query"],
+                args.get("limit", 10),
+                args.get("type_filter"),
+                version=corpus.knowledge,
+            ).hits
+        ),
+    }
+    return list(runners[decision.tool]())
+
+
+def _ids_of_lookup(args: dict[str, Any], corpus: Corpus) -> list[str]:
+    incident = incident_selectors.lookup_incident_by_id(
+        args["incident_id"], version=corpus.incidents
+    )
+    return [incident.incident_id] if incident else []
+
+
+def evaluate_question(
+    question: dict[str, Any], corpus: Corpus, catalog: list[Any]
+) -> QuestionResult:
+    """Route the question, then run what its kind is scored on."""
+    kind = question["kind"]
+    today = _today(question)
+    text = question["query"] if isinstance(question["query"], str) else question["query"][0]
+    decision = route(text, catalog=catalog, today=today)
+    acceptable = {question["expected_tool"], *question.get("also_acceptable_tools", [])}
+    result = QuestionResult(question["qid"], kind, decision, decision.tool in acceptable)
+    if kind == "multi_turn":
+        result.scored = False  # scored with the copilot, which answers follow-ups
+    elif kind in {"by_application", "recent"}:
+        result.returned = run_tool(decision, corpus, today=today, limit=SET_LIMIT)
+    elif kind in {"symptom_search", "knowledge", "id_lookup"}:
+        expected = _expected_route(question, text, decision)
+        result.ranked = run_tool(expected, corpus, today=today, limit=RANK_DEPTH)
+    return result
+
+
+def _expected_route(question: dict[str, Any], text: str, decision: Route) -> Route:
+    """Ranking is scored with the expected tool, so routing and ranking stay separate."""
+    if decision.tool == question["expected_tool"]:
+        return decision
+    if question["expected_tool"] == "search_knowledge":
+        return Route("search_knowledge", {"query": text, "limit": RANK_DEPTH})
+    if question["expected_tool"] == "lookup_incident_by_id":
+        return Route("lookup_incident_by_id", {"incident_id": question["relevant_ids"][0]})
+    return Route("search_similar_incidents", {"query": text, "limit": RANK_DEPTH})
+
+
+# --- metrics ----------------------------------------------------------------------
+
+
+def _first_hit_rank(ranked: list[str], relevant: set[str]) -> int | None:
+    return next((i for i, item in enumerate(ranked, start=1) if item in relevant), None)
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def summarise(
+    results: list[QuestionResult], questions: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """Per-kind figures and the overall ones the goals are set on."""
+    by_kind: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        by_kind[result.kind].append(result)
+    report: dict[str, Any] = {"questions": len(results), "kinds": {}}
+    precision, recall = [], []
+    for kind, items in sorted(by_kind.items()):
+        figures = _kind_figures(kind, items, questions)
+        precision.extend(figures.pop("_precision", []))
+        recall.extend(figures.pop("_recall", []))
+        report["kinds"][kind] = figures
+    scored_routes = [r.routed_ok for r in results]
+    report["routing_accuracy"] = _mean([float(ok) for ok in scored_routes])
+    report["set"] = {"precision": _mean(precision), "recall": _mean(recall)}
+    report["goals"] = goals_report(report)
+    return report
+
+
+def _kind_figures(
+    kind: str, items: list[QuestionResult], questions: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {
+        "count": len(items),
+        "routing_accuracy": _mean([float(r.routed_ok) for r in items]),
+    }
+    if kind == "multi_turn":
+        figures["scored"] = False
+        return figures
+    if kind in {"by_application", "recent"}:
+        return figures | _set_figures(items, questions)
+    ranks = [_first_hit_rank(r.ranked, set(questions[r.qid]["relevant_ids"])) for r in items]
+    figures["hit@1"] = _mean([float(rank == 1) for rank in ranks])
+    figures["hit@5"] = _mean([float(rank is not None and rank <= 5) for rank in ranks])
+    figures["mrr@10"] = _mean([1.0 / rank if rank else 0.0 for rank in ranks])
+    figures["misses"] = [r.qid for r, rank in zip(items, ranks, strict=True) if rank != 1]
+    return figures
+
+
+def _set_figures(
+    items: list[QuestionResult], questions: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    precision, recall, misses = [], [], []
+    for result in items:
+        relevant = set(questions[result.qid]["relevant_ids"])
+        returned = set(result.returned)
+        found = len(returned & relevant)
+        precision.append(found / len(returned) if returned else 0.0)
+        recall.append(found / len(relevant) if relevant else 1.0)
+        if returned != relevant:
+            misses.append(result.qid)
+    return {
+        "precision": _mean(precision),
+        "recall": _mean(recall),
+        "misses": misses,
+        "_precision": precision,
+        "_recall": recall,
+    }
+
+
+def goals_report(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each goal with the measured figure and whether it is met."""
+    measured = {
+        "routing_accuracy": report["routing_accuracy"],
+        "symptom_search.hit@5": report["kinds"].get("symptom_search", {}).get("hit@5", 0.0),
+        "symptom_search.mrr@10": report["kinds"].get("symptom_search", {}).get("mrr@10", 0.0),
+        "knowledge.hit@1": report["kinds"].get("knowledge", {}).get("hit@1", 0.0),
+        "set.precision": report["set"]["precision"],
+        "set.recall": report["set"]["recall"],
+    }
+    return {
+        name: {"goal": goal, "measured": measured[name], "met": measured[name] >= goal}
+        for name, goal in GOALS.items()
+    }
+
+
+def evaluate(*, incidents_path: Path, knowledge_path: Path, queries_path: Path) -> dict[str, Any]:
+    """Load the corpus, run every question, return the report."""
+    started = time.perf_counter()
+    corpus = corpus_load(incidents_path=incidents_path, knowledge_path=knowledge_path)
+    questions = load_questions(queries_path)
+    catalog = incident_selectors.application_catalog(corpus.incidents)
+    results = [evaluate_question(q, corpus, catalog) for q in questions]
+    report = summarise(results, {q["qid"]: q for q in questions})
+    report["routing_misses"] = [
+        {"qid": r.qid, "routed": r.route.tool, "why": r.route.reason}
+        for r in results
+        if not r.routed_ok
+    ]
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report

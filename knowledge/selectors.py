@@ -1,0 +1,112 @@
+"""Read-only queries over knowledge documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import QuerySet
+
+from incidents.models import DatasetVersion
+from incidents.selectors import chunks_hybrid_rank, content_words
+from knowledge.models import KnowledgeChunk, KnowledgeDocument
+
+PREVIEW_CHARS = 240
+GROUPS = {
+    KnowledgeDocument.Type.RUNBOOK: "runbooks",
+    KnowledgeDocument.Type.POSTMORTEM: "postmortems",
+    KnowledgeDocument.Type.ARCHITECTURE: "architecture",
+    KnowledgeDocument.Type.KNOWN_ISSUE: "known_issues",
+}
+
+
+@dataclass(frozen=True)
+class KnowledgeHit:
+    document: KnowledgeDocument
+    relevance: float  # 0-1, the best hit is 1
+    preview: str
+
+    def as_dict(self) -> dict[str, Any]:
+        doc = self.document
+        return {
+            "id": doc.doc_id,
+            "title": doc.title,
+            "type": doc.type,
+            "services": list(doc.services),
+            "relevance": round(self.relevance, 3),
+            "preview": self.preview,
+            "path": doc.path or doc.source_url,
+        }
+
+
+@dataclass(frozen=True)
+class KnowledgeSearch:
+    query: str
+    hits: list[KnowledgeHit]
+    filters: dict[str, str] = field(default_factory=dict)
+
+    def grouped(self) -> dict[str, list[dict[str, Any]]]:
+        """Results grouped as runbooks, postmortems, architecture, known_issues."""
+        groups: dict[str, list[dict[str, Any]]] = {name: [] for name in GROUPS.values()}
+        for hit in self.hits:
+            groups[GROUPS[KnowledgeDocument.Type(hit.document.type)]].append(hit.as_dict())
+        return groups
+
+
+def document_scope(version: DatasetVersion | None = None) -> QuerySet[KnowledgeDocument]:
+    if version is not None:
+        return KnowledgeDocument.objects.filter(version=version)
+    return KnowledgeDocument.objects.filter(version__status=DatasetVersion.Status.ACTIVE)
+
+
+def _filtered_documents(
+    version: DatasetVersion | None,
+    type_filter: str | None,
+    service_filter: str | None,
+    tag_filter: str | None,
+) -> QuerySet[KnowledgeDocument]:
+    documents = document_scope(version)
+    if type_filter:
+        documents = documents.filter(type=type_filter.strip().lower().replace(" ", "_"))
+    if service_filter:
+        documents = documents.filter(services__icontains=service_filter.strip())
+    if tag_filter:
+        documents = documents.filter(tags__icontains=tag_filter.strip().lower())
+    return documents
+
+
+def search_knowledge(
+    query: str,
+    limit: int = 10,
+    type_filter: str | None = None,
+    service_filter: str | None = None,
+    tag_filter: str | None = None,
+    *,
+    version: DatasetVersion | None = None,
+) -> KnowledgeSearch:
+    """Hybrid search over knowledge chunks, one hit per document.
+
+    An empty query with filters lists the matching documents by id.
+    """
+    filters = {
+        name: value
+        for name, value in (("type", type_filter), ("service", service_filter), ("tag", tag_filter))
+        if value
+    }
+    documents = _filtered_documents(version, type_filter, service_filter, tag_filter)
+    if not content_words(query):
+        listed = documents.order_by("doc_id")[:limit] if filters else []
+        return KnowledgeSearch(
+            query, [KnowledgeHit(d, 1.0, _preview(d.body)) for d in listed], filters
+        )
+    chunks = KnowledgeChunk.objects.filter(document__in=documents)
+    ranked = chunks_hybrid_rank(chunks, parent_field="document", query=query)[:limit]
+    by_id = KnowledgeDocument.objects.in_bulk([r.parent_id for r in ranked])
+    top = ranked[0].score if ranked else 1.0
+    hits = [KnowledgeHit(by_id[r.parent_id], r.score / top, _preview(r.chunk_text)) for r in ranked]
+    return KnowledgeSearch(query, hits, filters)
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"

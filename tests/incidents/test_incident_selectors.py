@@ -1,0 +1,152 @@
+"""The retrieval selectors on real PostgreSQL + pgvector."""
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from incidents.models import DatasetVersion
+from incidents.selectors import (
+    get_incidents_by_application,
+    get_recent_incidents,
+    lookup_incident_by_id,
+    search_similar_incidents,
+)
+from incidents.services import incident_import_file
+from tests.factories import incident_row
+
+pytestmark = pytest.mark.django_db
+
+ROWS = [
+    incident_row(
+        "INC-2025-08-24-001",
+        title="HTTP 403 errors after API key rotation",
+        impacted_application="PayU Core",
+        company="PayU",
+        root_cause="The gateway secret cache kept the old key.",
+        occurred_at="2025-08-24",
+        severity="SEV1",
+    ),
+    incident_row(
+        "INC-2025-12-30-001",
+        title="Settlement report missing rows",
+        impacted_application="Settlement & Reporting",
+        company="PayU",
+        root_cause="A timezone bug cut the last hour of the day.",
+        occurred_at="2025-12-30",
+        repeat_incident=True,
+    ),
+    incident_row(
+        "INC-2026-01-02-001",
+        title="Checkout Gateway 502s after ingress upgrade",
+        impacted_application="Checkout Gateway (PayU Core)",
+        company="PayU",
+        root_cause="Keep-alive timeout reset by the new chart.",
+        occurred_at="2026-01-02",
+        category="deploy",
+    ),
+    incident_row("INC-2026-01-05-001", title="Disk full on log volume",
+                 impacted_application="Payout Service", company="PayU", occurred_at=""),
+]  # fmt: skip
+TODAY = dt.date(2026, 1, 10)
+
+
+@pytest.fixture
+def version(tmp_path: Path) -> DatasetVersion:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ROWS))
+    version, _ = incident_import_file(path=path, dataset_name="ops", activate=True)
+    return version
+
+
+def test_lookup_normalises_unicode_hyphens_case_and_spaces(version) -> None:
+    incident = lookup_incident_by_id(" inc\u20112025\u20138\u2212 24-001 ".replace("8", "08", 1))
+    assert incident is not None and incident.incident_id == "INC-2025-08-24-001"
+    assert incident.root_cause == "The gateway secret cache kept the old key."
+
+
+def test_lookup_of_an_unknown_or_empty_id_is_none(version) -> None:
+    assert lookup_incident_by_id("INC-1999-01-01-001") is None
+    assert lookup_incident_by_id("  ") is None
+
+
+def test_lookup_ignores_versions_that_are_not_active(version, tmp_path: Path) -> None:
+    path = tmp_path / "staged.jsonl"
+    path.write_text(json.dumps(incident_row("INC-2030-01-01-001")))
+    staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
+    assert lookup_incident_by_id("INC-2030-01-01-001") is None
+    assert lookup_incident_by_id("INC-2030-01-01-001", version=staged) is not None
+
+
+def test_similar_search_ranks_by_meaning_one_hit_per_incident(version) -> None:
+    result = search_similar_incidents(
+        "merchants get forbidden after credentials changed", now=TODAY
+    )
+    ids = [hit.incident.incident_id for hit in result.hits]
+    assert ids[0] == "INC-2025-08-24-001"
+    assert len(ids) == len(set(ids)) == 4
+    assert result.filters.is_empty and not result.expanded
+
+
+def test_filters_from_the_question_are_applied_and_returned(version) -> None:
+    result = search_similar_incidents("PayU Core incidents in the last 2 weeks", now=TODAY)
+    assert [h.incident.incident_id for h in result.hits] == ["INC-2026-01-02-001"]
+    filters = result.filters.as_dict()
+    assert filters["applications"] == ["PayU Core", "Checkout Gateway (PayU Core)"]
+    assert filters["window"] == {
+        "start": "2025-12-27",
+        "end": "2026-01-10",
+        "label": "last 14 days",
+    }
+
+
+def test_repeat_filter_lists_repeat_incidents(version) -> None:
+    result = search_similar_incidents("which incidents were repeats?", 10, now=TODAY)
+    assert [h.incident.incident_id for h in result.hits] == ["INC-2025-12-30-001"]
+
+
+def test_filters_that_match_nothing_are_loosened_and_say_so(version) -> None:
+    result = search_similar_incidents("PayU Core outages in 2019 with a secret cache", now=TODAY)
+    assert result.expanded
+    assert result.filters.window is not None
+    assert result.hits[0].incident.incident_id == "INC-2025-08-24-001"
+
+
+def test_an_empty_query_lists_newest_first(version) -> None:
+    result = search_similar_incidents("  ", 2, now=TODAY)
+    assert [h.incident.incident_id for h in result.hits] == [
+        "INC-2026-01-05-001",
+        "INC-2026-01-02-001",
+    ]
+
+
+def test_application_search_is_case_insensitive_then_partial_then_semantic(version) -> None:
+    exact = get_incidents_by_application("payu core")
+    assert exact.how == "exact"
+    assert [i.incident_id for i in exact.incidents] == ["INC-2026-01-02-001", "INC-2025-08-24-001"]
+    partial = get_incidents_by_application("settlement")
+    assert partial.how == "partial"
+    assert [i.incident_id for i in partial.incidents] == ["INC-2025-12-30-001"]
+    semantic = get_incidents_by_application("log storage disks", limit=1)
+    assert semantic.how == "semantic"
+    assert [i.incident_id for i in semantic.incidents] == ["INC-2026-01-05-001"]
+
+
+def test_recent_incidents_cross_the_year_and_use_the_date_from_the_id(version) -> None:
+    recent = get_recent_incidents(days=14, now=TODAY)
+    assert [i.incident_id for i in recent] == [
+        "INC-2026-01-05-001",  # no occurred_at in the row: taken from its id
+        "INC-2026-01-02-001",
+        "INC-2025-12-30-001",
+    ]
+    assert get_recent_incidents(days=14, now=dt.date(2025, 12, 29)) == []
+
+
+def test_selectors_use_a_fixed_number_of_queries(version, django_assert_max_num_queries) -> None:
+    with django_assert_max_num_queries(4):
+        get_recent_incidents(days=3650, limit=50, now=TODAY)
+    with django_assert_max_num_queries(6):
+        get_incidents_by_application("PayU", limit=50)
+    with django_assert_max_num_queries(12):
+        search_similar_incidents("timeouts after a deploy", limit=10, now=TODAY)

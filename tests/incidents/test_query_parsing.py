@@ -1,0 +1,109 @@
+"""Query understanding, without a database."""
+
+import datetime as dt
+
+import pytest
+
+from incidents import query_parsing as qp
+
+TODAY = dt.date(2026, 1, 10)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("what broke last week?", dt.date(2026, 1, 3), TODAY),
+        ("incidents in the past 30 days", dt.date(2025, 12, 11), TODAY),
+        ("past two weeks", dt.date(2025, 12, 27), TODAY),
+        ("last 48 hours", dt.date(2026, 1, 8), TODAY),
+        ("anything in the last month", dt.date(2025, 12, 11), TODAY),
+        ("outages in 2019", dt.date(2019, 1, 1), dt.date(2019, 12, 31)),
+        ("since March 2024", dt.date(2024, 3, 1), TODAY),
+        ("before 2010", None, dt.date(2009, 12, 31)),
+        ("recent GitHub incidents", dt.date(2025, 12, 11), TODAY),
+    ],
+)
+def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
+    window, _ = qp.parse_time_window(text, TODAY)
+    assert window is not None
+    assert (window.start, window.end) == (start, end)
+
+
+def test_a_window_that_crosses_a_year_keeps_both_sides() -> None:
+    window, rest = qp.parse_time_window("DNS incidents in the last 15 days", TODAY)
+    assert window is not None and window.start == dt.date(2025, 12, 26)
+    assert rest == "DNS incidents"
+
+
+def test_no_window_leaves_the_text_alone() -> None:
+    assert qp.parse_time_window("disk full on the log volume", TODAY) == (
+        None,
+        "disk full on the log volume",
+    )
+
+
+def test_repeat_severity_and_category_are_recognised() -> None:
+    assert qp.parse_repeat("which incidents are flagged as repeats?") is True
+    assert qp.parse_repeat("disk full") is None
+    assert qp.parse_severity("any sev1 outages") == "SEV1"
+    assert qp.parse_severity("P2 incidents") == "SEV2"
+    assert qp.parse_category("certificate-related incidents in the past year") == "certificate"
+    assert qp.parse_category("the database was slow") is None  # not a listing
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("Show me all incidents that affected GitHub Codespaces.", "GitHub Codespaces"),
+        ("github actions outages", "github actions"),
+        ("Has BigQuery had any incidents?", "BigQuery"),
+        ("Anything affecting Workers KV?", "Workers KV"),
+        ("Show every CircleCI incident we have on file", "CircleCI"),
+        ("A deploy sent CPU to 100% on every edge server", None),
+    ],
+)
+def test_listing_questions_yield_their_subject(question: str, subject: str | None) -> None:
+    assert qp.listing_subject(question) == subject
+
+
+CATALOG = [
+    qp.ApplicationEntry.of("GitHub Codespaces (East US)", "GitHub"),
+    qp.ApplicationEntry.of("GitHub.com (Actions, API, Codespaces)", "GitHub"),
+    qp.ApplicationEntry.of("Amazon S3", "Amazon Web Services"),
+    qp.ApplicationEntry.of("AWS S3 us-west-2", "Amazon Web Services"),
+    qp.ApplicationEntry.of("incident.io (dashboard, Slack app)", "incident.io"),
+    qp.ApplicationEntry.of("Slack real-time message servers", "Slack"),
+    qp.ApplicationEntry.of("Google Compute Engine networking", "Google Cloud"),
+    qp.ApplicationEntry.of("PayU Core", "PayU Demo"),
+]
+
+
+def test_application_names_match_in_any_case_exact_first() -> None:
+    match = qp.match_applications("payu core", CATALOG)
+    assert match is not None and (match.how, match.applications) == ("exact", ("PayU Core",))
+
+
+def test_partial_names_match_by_words_across_application_and_company() -> None:
+    match = qp.match_applications("codespaces", CATALOG)
+    assert match is not None and match.how == "partial"
+    assert set(match.applications) == {
+        "GitHub Codespaces (East US)",
+        "GitHub.com (Actions, API, Codespaces)",
+    }
+    actions = qp.match_applications("GitHub actions", CATALOG)
+    assert actions is not None and actions.applications == (
+        "GitHub.com (Actions, API, Codespaces)",
+    )
+    s3 = qp.match_applications("Amazon S3", CATALOG)
+    assert s3 is not None and set(s3.applications) == {"Amazon S3", "AWS S3 us-west-2"}
+
+
+def test_a_company_name_only_matches_that_companys_applications() -> None:
+    match = qp.match_applications("slack", CATALOG)
+    assert match is not None and match.applications == ("Slack real-time message servers",)
+
+
+def test_abbreviations_are_expanded_and_unknown_names_do_not_match() -> None:
+    match = qp.match_applications("GCE", CATALOG)
+    assert match is not None and match.applications == ("Google Compute Engine networking",)
+    assert qp.match_applications("mainframe", CATALOG) is None

@@ -1,0 +1,54 @@
+"""search_knowledge: grouped, filtered, hybrid."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from knowledge.selectors import search_knowledge
+from knowledge.services import knowledge_import_file
+
+pytestmark = pytest.mark.django_db
+
+DOCS = [
+    {"doc_id": "KB-RB-001", "title": "Rotating API keys without 403s", "type": "runbook",
+     "services": ["PayU Core"], "tags": ["api-key", "403"],
+     "body": "## Steps\n1. Sync the secret to every gateway pool.\n2. Restart the pods."},
+    {"doc_id": "KB-KI-001", "title": "Secret caches keep old keys", "type": "known_issue",
+     "services": ["Checkout Gateway"], "tags": ["secrets"],
+     "body": "## Issue\nGateway pools cache secrets for 24 hours."},
+    {"doc_id": "KB-AR-001", "title": "Payment flow", "type": "architecture",
+     "services": ["PayU Core"], "tags": ["architecture"],
+     "body": "## Overview\nCheckout calls fraud scoring, then PayU Core."},
+]  # fmt: skip
+
+
+@pytest.fixture
+def documents(tmp_path: Path) -> None:
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in DOCS))
+    knowledge_import_file(path=path, dataset_name="kb", activate=True)
+
+
+def test_results_are_grouped_by_type_with_relevance_between_0_and_1(documents) -> None:
+    result = search_knowledge("how do I rotate an api key without forbidden errors")
+    assert result.hits[0].document.doc_id == "KB-RB-001"
+    groups = result.grouped()
+    assert list(groups) == ["runbooks", "postmortems", "architecture", "known_issues"]
+    first = groups["runbooks"][0]
+    assert set(first) == {"id", "title", "type", "services", "relevance", "preview", "path"}
+    assert first["relevance"] == 1.0
+    assert all(0 < hit.relevance <= 1 for hit in result.hits)
+
+
+def test_filters_combine(documents) -> None:
+    result = search_knowledge("secret", type_filter="runbook", service_filter="PayU Core")
+    assert [h.document.doc_id for h in result.hits] == ["KB-RB-001"]
+    assert result.filters == {"type": "runbook", "service": "PayU Core"}
+    assert search_knowledge("secret", type_filter="runbook", tag_filter="secrets").hits == []
+
+
+def test_an_empty_query_with_filters_lists_documents(documents) -> None:
+    listed = search_knowledge("", service_filter="payu core")
+    assert [h.document.doc_id for h in listed.hits] == ["KB-AR-001", "KB-RB-001"]
+    assert search_knowledge("").hits == []
