@@ -22,6 +22,7 @@ from incidentdesk.embeddings import embed_query
 from incidents import query_parsing as qp
 from incidents.models import TEXT_SEARCH_CONFIG, Dataset, DatasetVersion, Incident, IncidentChunk
 from incidents.parsing import normalize_incident_id
+from incidents.rendering import incident_data, incidents_text
 
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
 CANDIDATES = 100  # chunks taken from each of the vector and full-text lists
@@ -281,6 +282,27 @@ class IncidentSearch:
     filters: IncidentFilters = field(default_factory=IncidentFilters)
     expanded: bool = False  # the filters matched nothing and were loosened
     applied: IncidentFilters = field(default_factory=IncidentFilters)
+
+    def as_text(self) -> str:
+        """What the model reads: the filters used, then each incident."""
+        heading = f"Found {len(self.hits)} incident(s) similar to: {self.query}"
+        if not self.applied.is_empty:
+            heading += f"\nFilters: {self.applied.as_dict()}"
+        if self.expanded:
+            heading += "\nThe filters in the question matched nothing, so they were loosened."
+        return incidents_text([hit.incident for hit in self.hits], heading=heading)
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "filters": self.filters.as_dict(),
+            "applied_filters": self.applied.as_dict(),
+            "expanded": self.expanded,
+            "results": [
+                incident_data(hit.incident, score=round(hit.score, 4), matched=hit.chunk_text)
+                for hit in self.hits
+            ],
+        }
 
 
 def search_similar_incidents(

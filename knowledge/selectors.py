@@ -45,6 +45,18 @@ class KnowledgeSearch:
     hits: list[KnowledgeHit]
     filters: dict[str, str] = field(default_factory=dict)
 
+    def as_text(self) -> str:
+        """What the model reads: one block per document, best first."""
+        if not self.hits:
+            return f"No knowledge documents match: {self.query}"
+        blocks = [
+            f"Document ID: {h.document.doc_id}\nTitle: {h.document.title}\n"
+            f"Type: {h.document.type}\nServices: {', '.join(h.document.services)}\n"
+            f"Relevance: {h.relevance:.2f}\nExcerpt: {h.preview}"
+            for h in self.hits
+        ]
+        return f"Knowledge documents for: {self.query}\n\n" + "\n\n---\n\n".join(blocks)
+
     def grouped(self) -> dict[str, list[dict[str, Any]]]:
         """Results grouped as runbooks, postmortems, architecture, known_issues."""
         groups: dict[str, list[dict[str, Any]]] = {name: [] for name in GROUPS.values()}

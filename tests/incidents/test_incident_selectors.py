@@ -150,3 +150,15 @@ def test_selectors_use_a_fixed_number_of_queries(version, django_assert_max_num_
         get_incidents_by_application("PayU", limit=50)
     with django_assert_max_num_queries(12):
         search_similar_incidents("timeouts after a deploy", limit=10, now=TODAY)
+
+
+def test_results_render_as_text_for_the_model_and_as_data(version) -> None:
+    result = search_similar_incidents("forbidden after key rotation", 1, now=TODAY)
+    text = result.as_text()
+    assert "Incident ID: INC-2025-08-24-001\nTitle: HTTP 403 errors after API key rotation" in text
+    assert "Root Cause: The gateway secret cache kept the old key." in text
+    assert "Details and Actions Taken and Steps and Fixes:\nCheckout requests timed out" in text
+    data = result.as_data()
+    assert data["results"][0]["incident_id"] == "INC-2025-08-24-001"
+    assert data["results"][0]["occurred_at"] == "2025-08-24"
+    assert data["filters"] == {}
