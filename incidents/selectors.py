@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -124,8 +125,12 @@ def _vector_candidates(
         else:
             # pgvector 0.8: keep scanning the graph until enough rows pass the
             # filters (active version, application), instead of losing recall.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")
+            # One round trip for both settings.
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                " set_config('hnsw.ef_search', %s, true)",
+                [str(HNSW_EF_SEARCH)],
+            )
         rows = list(nearest)
     return _best_per_parent(rows)
 
@@ -204,18 +209,61 @@ class IncidentFilters:
         return incidents
 
 
+CATALOG_TTL_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class ApplicationCatalog:
+    """Known applications, and one regex that finds any full name in a text."""
+
+    entries: list[qp.ApplicationEntry]
+    names: re.Pattern[str] | None
+
+    @classmethod
+    def build(cls, entries: list[qp.ApplicationEntry]) -> ApplicationCatalog:
+        names = sorted({e.application.lower() for e in entries if len(e.application) >= 5}, key=len)
+        alternation = "|".join(re.escape(name) for name in reversed(names))
+        pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if names else None
+        return cls(entries, pattern)
+
+
+_catalog_cache: dict[tuple[Any, ...], tuple[float, ApplicationCatalog]] = {}
+
+
+def _catalog_key(version: DatasetVersion | None) -> tuple[Any, ...]:
+    """Changes whenever an import or activation changes what is in scope."""
+    versions = [version] if version is not None else list(active_versions())
+    return tuple((v.pk, v.status, v.row_count, v.chunk_count, v.activated_at) for v in versions)
+
+
 def application_catalog(version: DatasetVersion | None = None) -> list[qp.ApplicationEntry]:
-    """Every (application, company) pair in scope, for matching names."""
+    return cached_catalog(version).entries
+
+
+def cached_catalog(version: DatasetVersion | None = None) -> ApplicationCatalog:
+    """Every (application, company) pair in scope, for matching names.
+
+    Built once per scope and reused for a minute: at 100k incidents the
+    DISTINCT alone costs more than the whole search.
+    """
+    key = _catalog_key(version)
+    cached = _catalog_cache.get(key)
+    if cached and time.monotonic() - cached[0] < CATALOG_TTL_SECONDS:
+        return cached[1]
     pairs = (
         incident_scope(version)
         .exclude(impacted_application="")
         .values_list("impacted_application", "extra__company")
         .distinct()
     )
-    return [
+    entries = [
         qp.ApplicationEntry.of(app, company if isinstance(company, str) else "")
         for app, company in pairs
     ]
+    catalog = ApplicationCatalog.build(entries)
+    _catalog_cache.clear()  # one scope is hot at a time; keep memory flat
+    _catalog_cache[key] = (time.monotonic(), catalog)
+    return catalog
 
 
 def parse_incident_filters(
@@ -227,8 +275,8 @@ def parse_incident_filters(
     subject = qp.listing_subject(rest)
     if subject and category and qp.is_category_phrase(subject):
         subject = None  # "Database incidents" is a category, not an application
-    catalog = application_catalog(version)
-    match = qp.match_applications(subject, catalog) if subject else None
+    catalog = cached_catalog(version)
+    match = qp.match_applications(subject, catalog.entries) if subject else None
     if match is None:
         match, subject = _application_named_verbatim(rest, catalog)
     filters = IncidentFilters(
@@ -252,15 +300,14 @@ def relaxed_filters(filters: IncidentFilters) -> list[IncidentFilters]:
 
 
 def _application_named_verbatim(
-    text: str, catalog: Sequence[qp.ApplicationEntry]
+    text: str, catalog: ApplicationCatalog
 ) -> tuple[qp.ApplicationMatch | None, str | None]:
     """A full known application name written inside a longer question."""
-    lowered = text.lower()
-    for entry in sorted(catalog, key=lambda e: -len(e.application)):
-        name = entry.application.lower()
-        if len(name) >= 5 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lowered):
-            return qp.ApplicationMatch((entry.application,), "exact"), entry.application
-    return None, None
+    found = catalog.names.search(text.lower()) if catalog.names else None
+    if found is None:
+        return None, None
+    entry = next(e for e in catalog.entries if e.application.lower() == found.group(0))
+    return qp.ApplicationMatch((entry.application,), "exact"), entry.application
 
 
 # --- search_similar_incidents ---------------------------------------------------

@@ -1,0 +1,89 @@
+#!/usr/bin/env python
+"""Hybrid search against the original design's pure vector search.
+
+Runs the symptom and knowledge questions of a labelled file twice on the
+evaluation datasets (loaded by `manage.py evaluate`): ranked by cosine
+similarity of chunk embeddings alone (best chunk per incident/document), and
+by the shipped hybrid selectors. Prints hit@1, hit@5 and MRR@10 for both.
+Usage: python bench/retrieval_baseline.py [--queries FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
+
+from incidentdesk import embedded  # noqa: E402
+
+embedded.ensure_services()
+
+import django  # noqa: E402
+
+django.setup()
+
+from pgvector.django import CosineDistance  # noqa: E402
+
+from copilot.evaluation import corpus_load  # noqa: E402
+from incidentdesk.embeddings import embed_query  # noqa: E402
+from incidents.models import IncidentChunk  # noqa: E402
+from incidents.selectors import search_similar_incidents  # noqa: E402
+from knowledge.models import KnowledgeChunk  # noqa: E402
+from knowledge.selectors import search_knowledge  # noqa: E402
+
+EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", BASE_DIR.parent / "shared" / "eval"))
+
+
+def vector_only(chunks, parent: str, query: str) -> list[str]:
+    nearest = chunks.order_by(CosineDistance("embedding", embed_query(query))).values_list(parent)
+    return list(dict.fromkeys(row[0] for row in nearest[:200]))[:10]
+
+
+def scores(rankings: list[tuple[list[str], set[str]]]) -> str:
+    ranks = [next((i for i, x in enumerate(r, 1) if x in rel), None) for r, rel in rankings]
+    hit1 = sum(r == 1 for r in ranks) / len(ranks)
+    hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
+    mrr = sum(1 / r for r in ranks if r) / len(ranks)
+    return f"hit@1 {hit1:.3f}  hit@5 {hit5:.3f}  MRR@10 {mrr:.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=Path, default=EVAL_DIR / "queries_dev.jsonl")
+    args = parser.parse_args()
+    corpus = corpus_load(
+        incidents_path=EVAL_DIR / "incidents.jsonl", knowledge_path=EVAL_DIR / "knowledge.jsonl"
+    )
+    questions = [json.loads(line) for line in args.queries.read_text().splitlines() if line]
+    incident_chunks = IncidentChunk.objects.filter(version=corpus.incidents)
+    knowledge_chunks = KnowledgeChunk.objects.filter(version=corpus.knowledge)
+    for kind in ("symptom_search", "knowledge"):
+        chosen = [q for q in questions if q["kind"] == kind]
+        vector, hybrid = [], []
+        for q in chosen:
+            relevant = set(q["relevant_ids"])
+            if kind == "symptom_search":
+                vector.append(
+                    (vector_only(incident_chunks, "incident__incident_id", q["query"]), relevant)
+                )
+                hits = search_similar_incidents(q["query"], 10, version=corpus.incidents).hits
+                hybrid.append(([h.incident.incident_id for h in hits], relevant))
+            else:
+                vector.append(
+                    (vector_only(knowledge_chunks, "document__doc_id", q["query"]), relevant)
+                )
+                found = search_knowledge(q["query"], 10, version=corpus.knowledge).hits
+                hybrid.append(([h.document.doc_id for h in found], relevant))
+        print(f"{kind} ({len(chosen)} questions)")
+        print(f"  vector only  {scores(vector)}")
+        print(f"  hybrid       {scores(hybrid)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+#!/usr/bin/env python
+"""Search latency and ANN recall at 100k incidents (about 300k chunks).
+
+How the data is built: every eval incident's chunks are embedded once with
+the real model; each synthetic incident copies one eval incident (new id,
+one of 60 application names) and adds Gaussian noise to each of its chunk
+vectors (scaled so the copy keeps a cosine of about 0.93 with the original),
+then re-normalises. So the corpus has the real topic structure of the eval
+set, 380 near-duplicates per topic, and no two identical vectors. The rows
+are split over three versions of one dataset (one active), loaded with
+binary COPY without the HNSW index, which is then built once.
+
+Then, over 200 questions (the dev questions and eval incident titles):
+  - p50/p95 of the whole search_similar_incidents call (embedding, hybrid
+    query, formatting), with the HNSW index and with exact scan, and their
+    ratio;
+  - recall@10 of the HNSW nearest neighbours against exact search: on all
+    chunks, on the active version (1 of 3), and on one application.
+The bench dataset is deleted at the end. Usage:
+  python bench/search_bench.py [--incidents 100000] [--questions 200] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
+
+from incidentdesk import embedded  # noqa: E402
+
+embedded.ensure_services()
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from pgvector.django import CosineDistance  # noqa: E402
+from pgvector.psycopg import register_vector  # noqa: E402
+
+from incidentdesk import embeddings  # noqa: E402
+from incidents.importers import SourceRow, parse_incident  # noqa: E402
+from incidents.models import Dataset, DatasetVersion, IncidentChunk  # noqa: E402
+from incidents.selectors import search_similar_incidents  # noqa: E402
+from incidents.services import INCIDENT_SPEC, dataset_version_activate  # noqa: E402
+
+EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", BASE_DIR.parent / "shared" / "eval"))
+DATASET = "bench-search"
+APPLICATIONS = 60
+NOISE = 0.4  # per-vector noise norm relative to the unit vector: cosine ≈ 0.93
+INDEX_SQL = (
+    'CREATE INDEX IF NOT EXISTS "incidents_chunk_embedding_hnsw" ON incidents_incidentchunk '
+    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+)
+
+
+def eval_sources() -> list[tuple[dict[str, object], list[str], np.ndarray]]:
+    """Each eval incident with its chunk texts and their real embeddings."""
+    lines = (EVAL_DIR / "incidents.jsonl").read_text().splitlines()
+    sources = []
+    for number, line in enumerate(lines, start=1):
+        parsed, _ = parse_incident(SourceRow(number, json.loads(line)))
+        assert parsed is not None
+        texts = INCIDENT_SPEC.chunk_texts(parsed.fields)
+        sources.append((parsed.fields, texts, embeddings.embed_texts(texts)))
+    return sources
+
+
+def create_versions() -> list[DatasetVersion]:
+    Dataset.objects.filter(name=DATASET).delete()
+    dataset = Dataset.objects.create(name=DATASET, slug=DATASET)
+    return [
+        DatasetVersion.objects.create(dataset=dataset, label=f"v{i}", status="ready")
+        for i in (1, 2, 3)
+    ]
+
+
+def copy_incidents(versions: list[DatasetVersion], sources: list, count: int) -> None:
+    """Binary-free COPY of incident rows (text is cheap); ids come back after."""
+    raw = connection.connection
+    with raw.cursor() as cursor:
+        copy_sql = (
+            "COPY incidents_incident (version_id, incident_id, title, impacted_application,"
+            " root_cause, mitigation, accountable_party, source_system, repeat_incident,"
+            " severity, status, occurred_at, category, tags, source_url, body, extra,"
+            " content_hash, created_at, updated_at) FROM STDIN"
+        )
+        with cursor.copy(copy_sql) as copy:
+            for number in range(count):
+                fields, _, _ = sources[number % len(sources)]
+                copy.write_row(_incident_row(versions[number % 3].pk, number, fields))
+    raw.commit()
+
+
+def _incident_row(version_id: int, number: int, fields: dict) -> tuple:
+    now = "2026-01-01T00:00:00Z"
+    return (
+        version_id, f"BENCH-{number:06d}", fields["title"], f"Bench App {number % APPLICATIONS}",
+        fields["root_cause"], fields["mitigation"], fields["accountable_party"], "bench",
+        fields["repeat_incident"], fields["severity"], fields["status"], fields["occurred_at"],
+        fields["category"], "{}", "", fields["body"], "{}", "", now, now,
+    )  # fmt: skip
+
+
+def copy_chunks(versions: list[DatasetVersion], sources: list, count: int) -> int:
+    """Binary COPY of every chunk with a perturbed copy of its real vector."""
+    raw = connection.connection
+    register_vector(raw)
+    rng = np.random.default_rng(42)
+    with raw.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, incident_id FROM incidents_incident WHERE version_id = ANY(%s)",
+            [[v.pk for v in versions]],
+        )
+        ids = {incident_id: pk for pk, incident_id in cursor.fetchall()}
+        copy_sql = (
+            "COPY incidents_incidentchunk (incident_id, version_id, ordinal, text, embedding)"
+            " FROM STDIN WITH (FORMAT BINARY)"
+        )
+        written = 0
+        with cursor.copy(copy_sql) as copy:
+            copy.set_types(["int8", "int8", "int4", "text", "vector"])
+            for number in range(count):
+                _, texts, vectors = sources[number % len(sources)]
+                noisy = vectors + rng.normal(0, NOISE / np.sqrt(vectors.shape[1]), vectors.shape)
+                noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+                parent = ids[f"BENCH-{number:06d}"]
+                for ordinal, (text, vector) in enumerate(zip(texts, noisy, strict=True)):
+                    version_id = versions[number % 3].pk
+                    copy.write_row((parent, version_id, ordinal, text, vector.astype(np.float32)))
+                    written += 1
+    raw.commit()
+    return written
+
+
+def questions(count: int, sources: list) -> list[str]:
+    dev = [json.loads(line) for line in (EVAL_DIR / "queries_dev.jsonl").read_text().splitlines()]
+    texts = [q["query"] if isinstance(q["query"], str) else q["query"][0] for q in dev]
+    texts += [str(fields["title"]) for fields, _, _ in sources]
+    return texts[:count]
+
+
+def timed_searches(texts: list[str], *, exact: bool) -> list[float]:
+    """Milliseconds per whole call; the query-embedding cache is cleared each time."""
+    timings = []
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET enable_indexscan = {'off' if exact else 'on'}")
+    for text in texts:
+        embeddings._embed_query_cached.cache_clear()
+        started = time.perf_counter()
+        result = search_similar_incidents(text, 5)
+        result.as_text()
+        timings.append((time.perf_counter() - started) * 1000)
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_indexscan = on")
+    return timings
+
+
+def nearest_ids(vector: list[float], scope: dict, *, exact: bool) -> list[int]:
+    query = IncidentChunk.objects.filter(**scope).order_by(CosineDistance("embedding", vector))
+    with transaction.atomic(), connection.cursor() as cursor:
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        else:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        return list(query.values_list("pk", flat=True)[:10])
+
+
+def recall_at_10(texts: list[str], scope: dict) -> float:
+    recalls = []
+    for text in texts:
+        vector = embeddings.embed_query(text)
+        truth = set(nearest_ids(vector, scope, exact=True))
+        recalls.append(len(truth & set(nearest_ids(vector, scope, exact=False))) / len(truth))
+    return statistics.mean(recalls)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(int(share * len(ordered)), len(ordered) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--incidents", type=int, default=100_000)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--keep", action="store_true", help="keep the bench dataset")
+    args = parser.parse_args()
+
+    connection.ensure_connection()
+    started = time.perf_counter()
+    sources = eval_sources()
+    versions = create_versions()
+    with connection.cursor() as cursor:
+        cursor.execute('DROP INDEX IF EXISTS "incidents_chunk_embedding_hnsw"')
+    copy_incidents(versions, sources, args.incidents)
+    chunks = copy_chunks(versions, sources, args.incidents)
+    load_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute(INDEX_SQL)
+        cursor.execute("ANALYZE incidents_incidentchunk")
+        cursor.execute("ANALYZE incidents_incident")
+    index_seconds = time.perf_counter() - started
+    active = dataset_version_activate(version=versions[2])
+    texts = questions(args.questions, sources)
+    print(f"loaded {args.incidents} incidents, {chunks} chunks in {load_seconds:.0f}s; "
+          f"HNSW built in {index_seconds:.0f}s")  # fmt: skip
+
+    try:
+        timed_searches(texts[:10], exact=False)  # warm caches
+        fast = timed_searches(texts, exact=False)
+        slow = timed_searches(texts, exact=True)
+        print(f"search_similar_incidents, {len(texts)} questions (ms):")
+        print(f"  HNSW   p50 {statistics.median(fast):6.1f}  p95 {percentile(fast, 0.95):6.1f}")
+        print(f"  exact  p50 {statistics.median(slow):6.1f}  p95 {percentile(slow, 0.95):6.1f}")
+        print(f"  exact/HNSW p50 ratio {statistics.median(slow) / statistics.median(fast):.1f}x")
+        sample = texts[:100]
+        print("recall@10 of HNSW vs exact nearest chunks:")
+        print(f"  all chunks              {recall_at_10(sample, {}):.3f}")
+        print(f"  active version (1 of 3) {recall_at_10(sample, {'version': active}):.3f}")
+        # Application 8 lives in the active version (8 % 3 == 2).
+        app_scope = {"version": active, "incident__impacted_application": "Bench App 8"}
+        print(f"  one application         {recall_at_10(sample, app_scope):.3f}")
+    finally:
+        if not args.keep:
+            Dataset.objects.filter(name=DATASET).delete()
+
+
+if __name__ == "__main__":
+    main()
