@@ -222,6 +222,14 @@ def load(sources: list, count: int) -> DatasetVersion:
     return dataset_version_activate(version=versions[2])
 
 
+def drop_bench_data() -> None:
+    """Delete the bench rows; rebuild the index from what is left (vacuuming
+    200k dead tuples out of an HNSW graph takes far longer than a rebuild)."""
+    Dataset.objects.filter(name=DATASET).delete()
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX TABLE incidents_incidentchunk")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--incidents", type=int, default=100_000)
@@ -256,7 +264,7 @@ def main() -> None:
         )
     finally:
         if not args.keep:
-            Dataset.objects.filter(name=DATASET).delete()
+            drop_bench_data()
 
 
 if __name__ == "__main__":
