@@ -16,34 +16,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
+from bootstrap import EVAL_DIR
 
-from incidentdesk import embedded  # noqa: E402
-
-embedded.ensure_services()
-
-import django  # noqa: E402
-
-django.setup()
-
-from incidentdesk.embeddings import embed_texts  # noqa: E402
-from incidents.importers import SourceRow, parse_incident  # noqa: E402
-from incidents.models import Dataset  # noqa: E402
-from incidents.services import (  # noqa: E402
+from incidentdesk.embeddings import embed_texts
+from incidents.importers import SourceRow, parse_incident
+from incidents.models import Dataset
+from incidents.services import (
     INCIDENT_SPEC,
     dataset_get_or_create,
     dataset_version_get_or_create,
     rows_import,
 )
 
-EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", BASE_DIR.parent / "shared" / "eval"))
 BENCH_DATASET = "bench-import"
 
 

@@ -12,32 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
+from bootstrap import EVAL_DIR
+from pgvector.django import CosineDistance
 
-from incidentdesk import embedded  # noqa: E402
-
-embedded.ensure_services()
-
-import django  # noqa: E402
-
-django.setup()
-
-from pgvector.django import CosineDistance  # noqa: E402
-
-from copilot.evaluation import corpus_load  # noqa: E402
-from incidentdesk.embeddings import embed_query  # noqa: E402
-from incidents.models import IncidentChunk  # noqa: E402
-from incidents.selectors import search_similar_incidents  # noqa: E402
-from knowledge.models import KnowledgeChunk  # noqa: E402
-from knowledge.selectors import search_knowledge  # noqa: E402
-
-EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", BASE_DIR.parent / "shared" / "eval"))
+from copilot.evaluation import corpus_load
+from incidentdesk.embeddings import embed_query
+from incidents.models import IncidentChunk
+from incidents.selectors import search_similar_incidents
+from knowledge.models import KnowledgeChunk
+from knowledge.selectors import search_knowledge
 
 
 def vector_only(chunks, parent: str, query: str) -> list[str]:

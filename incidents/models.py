@@ -162,8 +162,19 @@ class Incident(models.Model):
             ),
         ]
         indexes = [
-            # incident_list_recent: newest first within a version.
+            # get_recent_incidents and time-window filters: newest first within a version.
             models.Index(fields=["version", "-occurred_at"], name="incidents_incident_recent_idx"),
+            # get_incidents_by_application and application filters (an IN list
+            # of names): without it 100k incidents are scanned, 60-90 ms.
+            models.Index(
+                fields=["impacted_application", "version"], name="incidents_incident_app_idx"
+            ),
+            # The repeat-incident filter: few rows, so a partial index.
+            models.Index(
+                fields=["version"],
+                condition=Q(repeat_incident=True),
+                name="incidents_incident_repeat_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -130,7 +130,9 @@ def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
     if not content_words(text):
         return None
     _, frequencies = _term_frequencies(table)
-    present = sorted((frequencies[w], w) for w in _lexemes(text) if w in frequencies)
+    # A word the cached statistics have not seen yet (imported since) counts
+    # as rare, so new error codes are searchable at once.
+    present = sorted((frequencies.get(w, 0), w) for w in _lexemes(text))
     chosen: list[str] = []
     budget = TERM_ROW_BUDGET
     for count, word in present:

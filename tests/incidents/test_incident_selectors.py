@@ -162,3 +162,17 @@ def test_results_render_as_text_for_the_model_and_as_data(version) -> None:
     assert data["results"][0]["incident_id"] == "INC-2025-08-24-001"
     assert data["results"][0]["occurred_at"] == "2025-08-24"
     assert data["filters"] == {}
+
+
+def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch) -> None:
+    from incidents import selectors
+
+    monkeypatch.setattr(selectors, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(selectors, "MIN_QUERY_TERMS", 1)
+    selectors._term_stats_cache.clear()
+    # "timed" is in every body; "timezone" in one root cause; "zzqx" nowhere yet.
+    query = selectors.rare_terms_tsquery("timed out timezone zzqx", "incidents_incidentchunk")
+    assert query is not None
+    sql_text = str(query.source_expressions[-1].value)
+    assert "'timezon'" in sql_text and "'zzqx'" in sql_text
+    assert "'time'" not in sql_text

@@ -1,0 +1,25 @@
+"""What every benchmark does first: Django on the embedded services.
+
+Import it before anything from the project: `import bootstrap` (the bench
+folder is on sys.path when a script in it runs).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[1]
+EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", BASE_DIR.parent / "shared" / "eval"))
+
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
+
+from incidentdesk import embedded  # noqa: E402
+
+embedded.ensure_services()
+
+import django  # noqa: E402
+
+django.setup()
