@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
 from django.db.models import Count, F, QuerySet
@@ -27,9 +28,7 @@ from incidents.rendering import incident_data, incidents_text
 
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
 CANDIDATES = 100  # chunks taken from each of the vector and full-text lists
-# Measured on 200k chunks (bench/search_bench.py, m=32): recall@10 0.90 at
-# 100, 0.95 at 400, 0.97 at 600, in under 15 ms.
-HNSW_EF_SEARCH = 600
+HNSW_EF_SEARCH = settings.HNSW_EF_SEARCH
 # Filtered sets this small are ranked exactly: a scan of a few thousand
 # vectors is cheaper than HNSW, and recall is 1.
 EXACT_SEARCH_MAX_INCIDENTS = 5000
@@ -48,6 +47,38 @@ STOPWORDS = frozenset(
 # --- scope ----------------------------------------------------------------------
 
 
+ACTIVE_VERSIONS_TTL_SECONDS = 1.0
+_active_cache: list[tuple[float, tuple[tuple[Any, ...], ...]]] = []
+
+
+def active_version_rows() -> tuple[tuple[Any, ...], ...]:
+    """(pk, status, row_count, chunk_count, activated_at) of the active versions.
+
+    Read at most once a second per process (a search asks several times);
+    activation in this process forgets it at once (`forget_active_versions`).
+    """
+    if _active_cache and time.monotonic() - _active_cache[0][0] < ACTIVE_VERSIONS_TTL_SECONDS:
+        return _active_cache[0][1]
+    rows = tuple(
+        active_versions()
+        .order_by("pk")
+        .values_list("pk", "status", "row_count", "chunk_count", "activated_at")
+    )
+    _active_cache[:] = [(time.monotonic(), rows)]
+    return rows
+
+
+def forget_active_versions() -> None:
+    _active_cache.clear()
+
+
+def forget_cached_scopes() -> None:
+    """Drop every per-process cache of what is searchable (tests, imports)."""
+    _active_cache.clear()
+    _catalog_cache.clear()
+    _term_stats_cache.clear()
+
+
 def scope_version_ids(version: DatasetVersion | None = None) -> list[int]:
     """The pinned version, else the active ones.
 
@@ -57,7 +88,7 @@ def scope_version_ids(version: DatasetVersion | None = None) -> list[int]:
     """
     if version is not None:
         return [version.pk]
-    return list(active_versions().order_by().values_list("pk", flat=True))
+    return [row[0] for row in active_version_rows()]
 
 
 def incident_scope(version: DatasetVersion | None = None) -> QuerySet[Incident]:
@@ -92,7 +123,7 @@ TERM_STATS_TTL_SECONDS = 600
 # the words kept are the distinctive ones (error codes, component names).
 TERM_ROW_BUDGET = 3000
 MIN_QUERY_TERMS = 2
-_term_stats_cache: dict[str, tuple[float, float, dict[str, int]]] = {}
+_term_stats_cache: dict[str, tuple[float, dict[str, int]]] = {}
 
 
 def _lexemes(text: str) -> list[str]:
@@ -105,20 +136,20 @@ def _lexemes(text: str) -> list[str]:
     return list(dict.fromkeys(_LEXEME_RE.findall(row[0] if row else "")))
 
 
-def _term_frequencies(table: str) -> tuple[float, dict[str, int]]:
-    """Chunks per lexeme in `table`, cached and refreshed as the table grows."""
+def _term_frequencies(table: str) -> dict[str, int]:
+    """Chunks per lexeme in `table`, refreshed every few minutes.
+
+    Counts only steer which words are kept; words missing from a stale copy
+    count as rare (see rare_terms_tsquery), so staleness never hides a match.
+    """
+    cached = _term_stats_cache.get(table)
+    if cached and time.monotonic() - cached[0] < TERM_STATS_TTL_SECONDS:
+        return cached[1]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT GREATEST(reltuples, 1) FROM pg_class WHERE relname = %s", [table])
-        row = cursor.fetchone()
-        rows = float(row[0]) if row else 1.0
-        cached = _term_stats_cache.get(table)
-        fresh = cached and time.monotonic() - cached[0] < TERM_STATS_TTL_SECONDS
-        if cached and fresh and 0.8 <= rows / cached[1] <= 1.25:
-            return cached[1], cached[2]
         cursor.execute(f"SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM {table}')")  # noqa: S608 - our table name
         frequencies = dict(cursor.fetchall())
-    _term_stats_cache[table] = (time.monotonic(), rows, frequencies)
-    return rows, frequencies
+    _term_stats_cache[table] = (time.monotonic(), frequencies)
+    return frequencies
 
 
 def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
@@ -129,7 +160,7 @@ def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
     """
     if not content_words(text):
         return None
-    _, frequencies = _term_frequencies(table)
+    frequencies = _term_frequencies(table)
     # A word the cached statistics have not seen yet (imported since) counts
     # as rare, so new error codes are searchable at once.
     present = sorted((frequencies.get(w, 0), w) for w in _lexemes(text))
@@ -182,18 +213,13 @@ def _vector_candidates(
         .order_by("distance")
         .values_list(f"{parent_field}_id", "text", "distance")[:CANDIDATES]
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        if exact:
+    # hnsw.ef_search and hnsw.iterative_scan are set once per connection
+    # (settings.DATABASES OPTIONS), not per search: no extra round trips.
+    if exact:
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off")
-        else:
-            # pgvector 0.8: keep scanning the graph until enough rows pass the
-            # filters (active version, application), instead of losing recall.
-            # One round trip for both settings.
-            cursor.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-                " set_config('hnsw.ef_search', %s, true)",
-                [str(HNSW_EF_SEARCH)],
-            )
+            rows = list(nearest)
+    else:
         rows = list(nearest)
     # relaxed_order may hand rows back slightly out of order: sort them.
     rows.sort(key=lambda row: row[2])
@@ -297,8 +323,11 @@ _catalog_cache: dict[tuple[Any, ...], tuple[float, ApplicationCatalog]] = {}
 
 def _catalog_key(version: DatasetVersion | None) -> tuple[Any, ...]:
     """Changes whenever an import or activation changes what is in scope."""
-    versions = [version] if version is not None else list(active_versions())
-    return tuple((v.pk, v.status, v.row_count, v.chunk_count, v.activated_at) for v in versions)
+    if version is None:
+        return active_version_rows()
+    return (
+        (version.pk, version.status, version.row_count, version.chunk_count, version.activated_at),
+    )
 
 
 def application_catalog(version: DatasetVersion | None = None) -> list[qp.ApplicationEntry]:

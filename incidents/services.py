@@ -32,6 +32,7 @@ from incidents import importers
 from incidents.importers import ParsedRow, RowError, SourceRow
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, IncidentChunk
 from incidents.parsing import incident_chunk_texts
+from incidents.selectors import forget_active_versions
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,8 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
     target.status = DatasetVersion.Status.ACTIVE
     target.activated_at = timezone.now()
     target.save(update_fields=["status", "activated_at"])
+    forget_active_versions()  # this process sees the change at once,
+    transaction.on_commit(forget_active_versions)  # and again once committed
     return target
 
 
@@ -109,6 +112,8 @@ def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
         raise IncidentDeskError(f"version {version.label} is still building")
     version.status = DatasetVersion.Status.ARCHIVED
     version.save(update_fields=["status"])
+    forget_active_versions()
+    transaction.on_commit(forget_active_versions)
     return version
 
 

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connections
 
+from incidents.selectors import forget_cached_scopes
 from tests.factories import UserFactory
 
 EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "eval"))
@@ -33,6 +34,14 @@ def alice(db: None) -> User:
 def bob(db: None) -> User:
     """bob curates the knowledge: staff."""
     return UserFactory(username="bob", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_search_caches() -> Iterator[None]:
+    """Selectors cache what is active per process; each test rolls its data back."""
+    forget_cached_scopes()
+    yield
+    forget_cached_scopes()
 
 
 @pytest.fixture(autouse=True)
