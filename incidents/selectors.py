@@ -10,6 +10,7 @@ import datetime as dt
 import re
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -26,6 +27,7 @@ from incidents.models import TEXT_SEARCH_CONFIG, Dataset, DatasetVersion, Incide
 from incidents.parsing import normalize_incident_id
 from incidents.rendering import incident_data, incidents_text
 
+_EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
 CANDIDATES = 100  # chunks taken from each of the vector and full-text lists
 HNSW_EF_SEARCH = settings.HNSW_EF_SEARCH
@@ -185,8 +187,11 @@ def chunks_hybrid_rank(
     Each list is reduced to one rank per parent (its best chunk); reciprocal
     rank fusion adds 1/(RRF_K + rank) over both lists.
     """
-    vector_hits = _vector_candidates(chunks, parent_field, query, exact)
+    # The query embedding (~5 ms of CPU in onnxruntime, which releases the
+    # GIL) runs while the full-text query waits on PostgreSQL.
+    vector = _EMBEDDING_POOL.submit(embed_query, query)
     text_hits = _text_candidates(chunks, parent_field, query)
+    vector_hits = _vector_candidates(chunks, parent_field, vector.result(), exact)
     scores: dict[int, float] = {}
     best_text: dict[int, str] = {}
     for hits in (vector_hits, text_hits):
@@ -205,9 +210,8 @@ def _best_per_parent(rows: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def _vector_candidates(
-    chunks: QuerySet[Any], parent_field: str, query: str, exact: bool
+    chunks: QuerySet[Any], parent_field: str, vector: list[float], exact: bool
 ) -> list[tuple[int, str]]:
-    vector = embed_query(query)
     nearest = (
         chunks.annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")
