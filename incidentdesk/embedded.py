@@ -21,7 +21,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,10 +236,10 @@ def stop_redis() -> None:
     redis_socket().unlink(missing_ok=True)
 
 
-def _wait_for(check: object, *, what: str, timeout: float) -> None:
+def _wait_for(check: Callable[[], bool], *, what: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if callable(check) and check():
+        if check():
             return
         time.sleep(0.05)
     raise RuntimeError(f"{what} did not start within {timeout:.0f}s; see {var_dir()}")

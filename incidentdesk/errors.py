@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-
 
 class IncidentDeskError(Exception):
     """An expected failure with a message fit to show the user.
@@ -17,7 +15,3 @@ class IncidentDeskError(Exception):
         super().__init__(message)
         self.message = message
         self.extra = extra or {}
-
-
-class StaffRequired(PermissionDenied):
-    """The action changes shared data and needs a staff account."""

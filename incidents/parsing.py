@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
 
 # Dashes people paste from chat tools, documents and phones: hyphen,
 # non-breaking hyphen, figure dash, en/em dash, horizontal bar, minus sign,
@@ -28,10 +27,6 @@ def normalize_incident_id(raw: str) -> str:
     text = raw.translate(_DASH_TABLE).strip().upper()
     text = re.sub(r"\s*-\s*", "-", text)
     return re.sub(r"\s+", "-", text)
-
-
-def is_incident_id(value: str) -> bool:
-    return INCIDENT_ID_RE.match(value) is not None
 
 
 def date_from_incident_id(incident_id: str) -> dt.date | None:
@@ -116,7 +111,3 @@ def knowledge_chunk_texts(*, title: str, body: str) -> list[str]:
         prefix = f"{title} — {heading}" if heading else title
         chunks.extend(f"{prefix}\n{window}" for window in word_windows(text))
     return chunks
-
-
-def unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(value for value in values if value))

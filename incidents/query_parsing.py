@@ -231,7 +231,7 @@ _LEADING_RE = re.compile(r"^(?:please\s+)?(?:can\s+you\s+)?(?:show|list)\s+(?:me
 def listing_subject(text: str) -> str | None:
     """The thing a listing question is about: "Incidents for Honeycomb" → "Honeycomb"."""
     cleaned = re.sub(r"[?!.]+$", "", text.strip()).strip()
-    cleaned = _LEADING_RE.sub("", cleaned) if not _LISTING_RES[3].match(cleaned) else cleaned
+    cleaned = _LEADING_RE.sub("", cleaned)
     for pattern in _LISTING_RES:
         match = pattern.match(cleaned)
         if match:

@@ -17,13 +17,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import Count, F, QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from incidentdesk.embeddings import embed_query
 from incidents import query_parsing as qp
-from incidents.models import TEXT_SEARCH_CONFIG, Dataset, DatasetVersion, Incident, IncidentChunk
+from incidents.models import TEXT_SEARCH_CONFIG, DatasetVersion, Incident, IncidentChunk
 from incidents.parsing import normalize_incident_id
 from incidents.rendering import incident_data, incidents_text
 
@@ -598,7 +598,3 @@ def active_dataset_stats() -> list[DatasetStats]:
     """What is searchable right now, for the home page."""
     versions = active_versions().select_related("dataset").order_by("dataset__name")
     return [DatasetStats(v.dataset.name, v.dataset.kind, v.label, v.row_count) for v in versions]
-
-
-def dataset_list_with_counts() -> QuerySet[Dataset]:
-    return Dataset.objects.annotate(version_count=Count("versions"))

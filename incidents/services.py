@@ -275,17 +275,15 @@ def _classify(
     spec: ImportSpec, version: DatasetVersion, parsed: Sequence[ParsedRow], result: ImportResult
 ) -> list[tuple[ParsedRow, str, int | None]]:
     """Rows to write, each with its new hash and existing primary key."""
-    existing = dict(
-        spec.model.objects.filter(version=version).values_list(spec.key_field, "pk")  # type: ignore[attr-defined]
+    rows = spec.model.objects.filter(version=version).values_list(  # type: ignore[attr-defined]
+        spec.key_field, "pk", "content_hash"
     )
-    hashes = dict(
-        spec.model.objects.filter(version=version).values_list("pk", "content_hash")  # type: ignore[attr-defined]
-    )
+    existing = {key: (pk, digest) for key, pk, digest in rows}
     changed: list[tuple[ParsedRow, str, int | None]] = []
     for row in parsed:
         digest = content_hash(row)
-        pk = existing.get(row.key)
-        if pk is not None and hashes.get(pk) == digest:
+        pk, old_digest = existing.get(row.key, (None, None))
+        if pk is not None and old_digest == digest:
             result.unchanged += 1
         else:
             changed.append((row, digest, pk))
