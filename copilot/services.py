@@ -1,15 +1,22 @@
-"""Writes for the copilot's curated memory (golden examples)."""
+"""Writes for the copilot: conversations, messages, feedback, runs, golden examples."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
-from copilot.models import GoldenExample
+from copilot.chat_models.base import ChatModel
+from copilot.events import Event
+from copilot.models import AgentRun, Conversation, GoldenExample, Message
 from incidentdesk.embeddings import embed_texts
+from copilot.tools import ToolContext
+from incidentdesk.errors import NotFoundError, ValidationError
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text
 
@@ -85,3 +92,97 @@ def _golden_upsert(
     example.full_clean()
     example.save()
     golden_example_embed(example=example)
+
+
+# --- conversations ---------------------------------------------------------------
+
+TITLE_MAX_CHARS = 200
+COMMENT_MAX_CHARS = 4000
+
+
+def _check_owner(conversation: Conversation, user: AbstractBaseUser) -> None:
+    if conversation.owner_id != user.pk:
+        raise NotFoundError(f"Conversation {conversation.pk} not found.")
+
+
+def conversation_create(*, owner: AbstractBaseUser, title: str = "") -> Conversation:
+    conversation = Conversation(owner=owner, title=title.strip()[:TITLE_MAX_CHARS])
+    conversation.full_clean()
+    conversation.save()
+    return conversation
+
+
+def conversation_rename(
+    *, conversation: Conversation, user: AbstractBaseUser, title: str
+) -> Conversation:
+    _check_owner(conversation, user)
+    cleaned = " ".join(title.split())
+    if not cleaned:
+        raise ValidationError("The title cannot be empty.", {"title": "required"})
+    if len(cleaned) > TITLE_MAX_CHARS:
+        raise ValidationError(
+            f"The title is longer than {TITLE_MAX_CHARS} characters.", {"title": "too long"}
+        )
+    conversation.title = cleaned
+    conversation.full_clean()
+    conversation.save(update_fields=["title", "updated_at"])
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation, user: AbstractBaseUser) -> None:
+    _check_owner(conversation, user)
+    conversation.delete()
+
+
+def message_feedback_set(
+    *, message: Message, user: AbstractBaseUser, feedback: str, comment: str = ""
+) -> Message:
+    """Thumbs up or down (or "" to clear) on an assistant answer, with a comment."""
+    _check_owner(message.conversation, user)
+    if message.role != Message.Role.ASSISTANT:
+        raise ValidationError("Feedback applies to answers only.", {"message": "not an answer"})
+    if feedback not in {"", *Message.Feedback.values}:
+        raise ValidationError(
+            f"Feedback must be 'up', 'down' or empty, got {feedback!r}.", {"feedback": "invalid"}
+        )
+    if len(comment) > COMMENT_MAX_CHARS:
+        raise ValidationError(
+            f"The comment is longer than {COMMENT_MAX_CHARS} characters.", {"comment": "too long"}
+        )
+    message.feedback = feedback
+    message.feedback_comment = comment.strip()
+    message.feedback_at = timezone.now() if feedback else None
+    message.save(update_fields=["feedback", "feedback_comment", "feedback_at"])
+    return message
+
+
+def agent_run_cancel(*, conversation: Conversation, user: AbstractBaseUser) -> int:
+    """Ask the conversation's running answer to stop; the loop checks between steps."""
+    _check_owner(conversation, user)
+    return AgentRun.objects.filter(
+        conversation=conversation, status=AgentRun.Status.RUNNING
+    ).update(cancel_requested=True)
+
+
+# --- the copilot's answer --------------------------------------------------------
+
+
+def conversation_reply(
+    *,
+    conversation: Conversation,
+    user: AbstractBaseUser,
+    text: str,
+    model: ChatModel | None = None,
+    context: ToolContext | None = None,
+) -> Iterator[Event]:
+    """Answer `text` in `conversation`, yielding DESIGN's events as they happen.
+
+    The user's message is stored before the model is called; tool and
+    assistant messages are stored as they complete, so nothing sent is lost.
+    `model` defaults to the configured one (offline without OPENAI_API_KEY);
+    `context` pins "now" and dataset versions (the evaluation uses it).
+    """
+    from copilot import agent
+
+    _check_owner(conversation, user)
+    return agent.reply(conversation=conversation, text=text, model=model, context=context)

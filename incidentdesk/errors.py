@@ -15,3 +15,15 @@ class IncidentDeskError(Exception):
         super().__init__(message)
         self.message = message
         self.extra = extra or {}
+
+
+class NotFoundError(IncidentDeskError):
+    """The object does not exist, or is not the caller's to see (no leak either way)."""
+
+
+class ValidationError(IncidentDeskError):
+    """Input that cannot be used; `extra` names the fields and reasons."""
+
+
+class ConflictError(IncidentDeskError):
+    """The request clashes with the current state (e.g. a run already in progress)."""

@@ -12,6 +12,7 @@ from incidents.selectors import chunks_hybrid_rank, content_words
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
 PREVIEW_CHARS = 240
+TYPES = tuple(KnowledgeDocument.Type.values)
 GROUPS = {
     KnowledgeDocument.Type.RUNBOOK: "runbooks",
     KnowledgeDocument.Type.POSTMORTEM: "postmortems",

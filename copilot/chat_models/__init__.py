@@ -1,0 +1,1 @@
+"""Chat models: one interface, an OpenAI-compatible client and the offline engine."""

@@ -1,0 +1,285 @@
+"""The copilot's five tools: thin wrappers over the retrieval selectors.
+
+Each tool's docstring is its description for the model. A tool validates its
+arguments, calls one selector and returns `ToolResult(text, data)`: text for
+the model, data for the UI and API. Errors come back as text, never as an
+exception to the model (`run_tool`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from incidents import selectors as incident_selectors
+from incidents.models import DatasetVersion
+from incidents.parsing import find_incident_ids
+from incidents.rendering import incident_data, incident_text, incidents_text
+from knowledge import selectors as knowledge_selectors
+from knowledge.parsing import find_document_ids
+
+MAX_LIMIT = 100
+MAX_DAYS = 36500
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What every tool call shares: "now" and pinned dataset versions.
+
+    Empty in production (today, active versions); the evaluation pins both.
+    """
+
+    now: dt.date | None = None
+    incident_version: DatasetVersion | None = None
+    knowledge_version: DatasetVersion | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    count: int = 0
+    ids: tuple[str, ...] = ()  # incident and document ids returned (citable)
+    error: str = ""
+
+
+class ToolArgumentError(ValueError):
+    """Arguments the model sent that the tool cannot use."""
+
+
+# --- argument checks ----------------------------------------------------------------
+
+
+def _text(arguments: dict[str, Any], name: str, *, required: bool = True) -> str:
+    value = arguments.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise ToolArgumentError(f"'{name}' is required")
+        return ""
+    if not isinstance(value, str):
+        raise ToolArgumentError(f"'{name}' must be a string, got {type(value).__name__}")
+    if len(value) > MAX_QUERY_CHARS:
+        raise ToolArgumentError(f"'{name}' is longer than {MAX_QUERY_CHARS} characters")
+    return value.strip()
+
+
+def _integer(arguments: dict[str, Any], name: str, default: int, maximum: int) -> int:
+    value = arguments.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolArgumentError(f"'{name}' must be an integer, got {value!r}")
+    if not 1 <= value <= maximum:
+        raise ToolArgumentError(f"'{name}' must be between 1 and {maximum}, got {value}")
+    return value
+
+
+def _reject_unknown(arguments: dict[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(arguments) - allowed)
+    if unknown:
+        raise ToolArgumentError(f"unknown argument(s): {', '.join(unknown)}")
+
+
+# --- the tools ------------------------------------------------------------------------
+
+
+def lookup_incident_by_id(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """Fetch one incident by its id (INC-YYYY-MM-DD-NNN), with every field.
+
+    Use it when the user names an incident id, or to re-read an incident that
+    an earlier answer found (root cause, mitigation, impact, who was accountable).
+    """
+    _reject_unknown(arguments, {"incident_id"})
+    raw = _text(arguments, "incident_id")
+    incident = incident_selectors.lookup_incident_by_id(raw, version=context.incident_version)
+    if incident is None:
+        return ToolResult(f"No incident with id {raw!r} was found.", {"incident": None})
+    return ToolResult(
+        "Found 1 incident:\n\n" + incident_text(incident),
+        {"incident": incident_data(incident, body=incident.body)},
+        count=1,
+        ids=(incident.incident_id,),
+    )
+
+
+def search_similar_incidents(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """Search past incidents similar to a description of symptoms or causes.
+
+    Application names, time windows ("last week", "in 2019", "since March
+    2024"), repeat incidents and severity written in the query become filters.
+    """
+    _reject_unknown(arguments, {"query", "limit"})
+    query = _text(arguments, "query")
+    limit = _integer(arguments, "limit", 5, MAX_LIMIT)
+    found = incident_selectors.search_similar_incidents(
+        query, limit, now=context.now, version=context.incident_version
+    )
+    ids = tuple(hit.incident.incident_id for hit in found.hits)
+    return ToolResult(found.as_text(), found.as_data(), len(found.hits), ids)
+
+
+def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """List incidents of one application or company, newest first.
+
+    Matches the name case-insensitively, then partially, then by meaning.
+    """
+    _reject_unknown(arguments, {"app_name", "limit"})
+    app_name = _text(arguments, "app_name")
+    limit = _integer(arguments, "limit", 5, MAX_LIMIT)
+    found = incident_selectors.get_incidents_by_application(
+        app_name, limit, version=context.incident_version
+    )
+    heading = f"Incidents for application {app_name!r} (matched: {found.how}), newest first:"
+    data = {
+        "app_name": app_name,
+        "how": found.how,
+        "applications": list(found.applications),
+        "results": [incident_data(incident) for incident in found.incidents],
+    }
+    ids = tuple(incident.incident_id for incident in found.incidents)
+    return ToolResult(incidents_text(list(found.incidents), heading=heading), data, len(ids), ids)
+
+
+def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """List incidents that occurred in the last `days` days, newest first."""
+    _reject_unknown(arguments, {"days", "limit"})
+    days = _integer(arguments, "days", 7, MAX_DAYS)
+    limit = _integer(arguments, "limit", 10, MAX_LIMIT)
+    incidents = incident_selectors.get_recent_incidents(
+        days, limit, now=context.now, version=context.incident_version
+    )
+    heading = f"Incidents from the last {days} days, newest first:"
+    data = {"days": days, "results": [incident_data(incident) for incident in incidents]}
+    ids = tuple(incident.incident_id for incident in incidents)
+    return ToolResult(incidents_text(list(incidents), heading=heading), data, len(ids), ids)
+
+
+def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """Search runbooks, postmortems, architecture notes and known issues.
+
+    Filters: type_filter (runbook, postmortem, architecture, known_issue),
+    service_filter, tag_filter. An empty query with filters lists documents.
+    """
+    _reject_unknown(arguments, {"query", "limit", "type_filter", "service_filter", "tag_filter"})
+    query = _text(arguments, "query", required=False)
+    filters = {
+        name: _text(arguments, name, required=False) or None
+        for name in ("type_filter", "service_filter", "tag_filter")
+    }
+    if not query and not any(filters.values()):
+        raise ToolArgumentError("give a query or at least one filter")
+    type_filter = filters["type_filter"]
+    if type_filter and type_filter.lower().replace(" ", "_") not in knowledge_selectors.TYPES:
+        raise ToolArgumentError(
+            f"'type_filter' must be one of {', '.join(knowledge_selectors.TYPES)}"
+        )
+    found = knowledge_selectors.search_knowledge(
+        query,
+        _integer(arguments, "limit", 10, MAX_LIMIT),
+        **filters,
+        version=context.knowledge_version,
+    )
+    ids = tuple(hit.document.doc_id for hit in found.hits)
+    data = {"query": query, "filters": found.filters, "groups": found.grouped()}
+    return ToolResult(found.as_text(), data, len(ids), ids)
+
+
+# --- registry ---------------------------------------------------------------------------
+
+Tool = Callable[[dict[str, Any], ToolContext], ToolResult]
+
+TOOLS: dict[str, Tool] = {
+    "lookup_incident_by_id": lookup_incident_by_id,
+    "search_similar_incidents": search_similar_incidents,
+    "get_incidents_by_application": get_incidents_by_application,
+    "get_recent_incidents": get_recent_incidents,
+    "search_knowledge": search_knowledge,
+}
+
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
+PARAMETERS: dict[str, dict[str, Any]] = {
+    "lookup_incident_by_id": {"incident_id": {"type": "string"}},
+    "search_similar_incidents": {"query": {"type": "string"}, "limit": _LIMIT | {"default": 5}},
+    "get_incidents_by_application": {
+        "app_name": {"type": "string"},
+        "limit": _LIMIT | {"default": 5},
+    },
+    "get_recent_incidents": {
+        "days": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 7},
+        "limit": _LIMIT | {"default": 10},
+    },
+    "search_knowledge": {
+        "query": {"type": "string"},
+        "limit": _LIMIT | {"default": 10},
+        "type_filter": {
+            "type": "string",
+            "enum": ["runbook", "postmortem", "architecture", "known_issue"],
+        },  # fmt: skip
+        "service_filter": {"type": "string"},
+        "tag_filter": {"type": "string"},
+    },
+}
+REQUIRED = {
+    "lookup_incident_by_id": ["incident_id"],
+    "search_similar_incidents": ["query"],
+    "get_incidents_by_application": ["app_name"],
+    "get_recent_incidents": [],
+    "search_knowledge": [],
+}
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    """The tools in the OpenAI function-calling format."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": inspect.cleandoc(function.__doc__ or ""),
+                "parameters": {
+                    "type": "object",
+                    "properties": PARAMETERS[name],
+                    "required": REQUIRED[name],
+                    "additionalProperties": False,
+                },
+            },
+        }
+        for name, function in TOOLS.items()
+    ]
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """The model's JSON arguments as a dict, or ToolArgumentError saying what is wrong."""
+    try:
+        parsed = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(parsed, dict):
+        raise ToolArgumentError("arguments must be a JSON object")
+    return parsed
+
+
+def run_tool(name: str, raw_arguments: str, context: ToolContext) -> ToolResult:
+    """Run a tool by name; every failure comes back as text the model can act on."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        known = ", ".join(TOOLS)
+        error = f"Unknown tool {name!r}. Available tools: {known}."
+        return ToolResult(f"Error: {error}", error=error)
+    try:
+        return tool(parse_arguments(raw_arguments), context)
+    except ToolArgumentError as exc:
+        error = f"{name}: {exc}."
+        return ToolResult(f"Error: {error} Fix the arguments and call it again.", error=error)
+
+
+def cited_ids_in(text: str) -> list[str]:
+    """Incident and document ids written in `text` (any dash), in order."""
+    return find_incident_ids(text) + find_document_ids(text)

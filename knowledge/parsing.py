@@ -1,0 +1,20 @@
+"""Pure text helpers for knowledge documents. No ORM here."""
+
+from __future__ import annotations
+
+import re
+
+from incidents.parsing import UNICODE_DASHES
+
+# KB-RB-013 (runbook), KB-KI-002 (known issue), ...: whatever dash was typed.
+DOCUMENT_ID_IN_TEXT_RE = re.compile(
+    rf"\bKB\s*[-{UNICODE_DASHES}]\s*[A-Z]{{2}}\s*[-{UNICODE_DASHES}]\s*\d{{3,}}\b",
+    re.IGNORECASE,
+)
+_DASHES_RE = re.compile(rf"\s*[-{UNICODE_DASHES}]\s*")
+
+
+def find_document_ids(text: str) -> list[str]:
+    """Every KB-XX-NNN document id mentioned in `text`, normalised, once each."""
+    found = (_DASHES_RE.sub("-", m.group(0)).upper() for m in DOCUMENT_ID_IN_TEXT_RE.finditer(text))
+    return list(dict.fromkeys(found))
