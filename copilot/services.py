@@ -14,8 +14,8 @@ from django.utils import timezone
 from copilot.chat_models.base import ChatModel
 from copilot.events import Event
 from copilot.models import AgentRun, Conversation, GoldenExample, Message
-from incidentdesk.embeddings import embed_texts
 from copilot.tools import ToolContext
+from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import NotFoundError, ValidationError
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text

@@ -218,10 +218,7 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     "search_knowledge": {
         "query": {"type": "string"},
         "limit": _LIMIT | {"default": 10},
-        "type_filter": {
-            "type": "string",
-            "enum": ["runbook", "postmortem", "architecture", "known_issue"],
-        },  # fmt: skip
+        "type_filter": {"type": "string", "enum": list(knowledge_selectors.TYPES)},
         "service_filter": {"type": "string"},
         "tag_filter": {"type": "string"},
     },
