@@ -7,6 +7,7 @@ variant (`SECRET_KEY_FILE=/run/secrets/key`) reads secrets from files.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -47,6 +48,21 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         value = int(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if not math.isfinite(value):  # "nan" and "inf" parse, but no setting wants them
+        raise ImproperlyConfigured(f"{name} must be a finite number, got {raw!r}")
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
     return value

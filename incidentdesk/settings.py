@@ -15,7 +15,7 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from incidentdesk import embedded
-from incidentdesk.env import env_bool, env_choice, env_int, env_list, env_str
+from incidentdesk.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 # Generic admin and form classes (ModelAdmin[Incident]) at run time.
 django_stubs_ext.monkeypatch()
@@ -220,6 +220,18 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL") or None
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 COPILOT_MODEL = env_str("COPILOT_MODEL", "gpt-4o-mini")
+# A question rarely needs more than two tool rounds; five bounds a model that loops.
+COPILOT_MAX_TOOL_ROUNDS = env_int("COPILOT_MAX_TOOL_ROUNDS", 5, minimum=1)
+# History sent with each turn, in estimated tokens (4 characters each): enough
+# for several turns with their tool results, small enough for any model.
+COPILOT_HISTORY_TOKENS = env_int("COPILOT_HISTORY_TOKENS", 6000, minimum=500)
+# Seconds to connect, or to wait for the next piece of a streamed answer
+# (a long answer that keeps streaming is never cut).
+COPILOT_TIMEOUT_SECONDS = env_float("COPILOT_TIMEOUT_SECONDS", 60, minimum=0.1)
+# Retries on 429, 5xx, timeouts and dropped connections, only before any text
+# reached the user; each waits COPILOT_RETRY_BACKOFF_SECONDS * 2**attempt.
+COPILOT_MAX_RETRIES = env_int("COPILOT_MAX_RETRIES", 3, minimum=0)
+COPILOT_RETRY_BACKOFF_SECONDS = env_float("COPILOT_RETRY_BACKOFF_SECONDS", 0.5, minimum=0)
 if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("EMBEDDINGS=openai needs OPENAI_API_KEY")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from incidentdesk.env import env_bool, env_choice, env_int, env_list, env_str
+from incidentdesk.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parents[1]
 
@@ -24,6 +24,9 @@ def test_booleans_accept_the_usual_spellings(monkeypatch) -> None:
         (lambda: env_bool("DEBUG", False), "maybe", "DEBUG must be a boolean"),
         (lambda: env_int("DEBUG", 1, minimum=0), "ten", "DEBUG must be an integer"),
         (lambda: env_int("DEBUG", 1, minimum=0), "-1", "DEBUG must be at least 0"),
+        (lambda: env_float("DEBUG", 1, minimum=0), "fast", "DEBUG must be a number"),
+        (lambda: env_float("DEBUG", 1, minimum=0), "nan", "DEBUG must be a finite number"),
+        (lambda: env_float("DEBUG", 1, minimum=0), "-0.5", "DEBUG must be at least 0"),
         (lambda: env_choice("DEBUG", "local", ("local", "openai")), "gpu", "DEBUG must be one of"),
     ],
 )
