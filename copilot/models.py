@@ -198,3 +198,149 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (run {self.run_id})"
+
+
+# --- incident intake: tickets and the decision ledger ------------------------------
+
+# Built-in ticket keys (DESK-42) come from a PostgreSQL sequence, created in
+# the migration: numbers never repeat, even across concurrent requests.
+TICKET_KEY_SEQUENCE = "copilot_ticket_key_seq"
+
+
+class Ticket(models.Model):
+    """A ticket filed for a reported incident, in the built-in tracker or in Jira.
+
+    Jira tickets are mirrored here too, so duplicate checks, comments and the
+    decision ledger work the same whichever tracker holds the original.
+    `idempotency_key` is derived from the conversation and the incident: a
+    retried or repeated "file it" returns the ticket already filed.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        IN_PROGRESS = "in_progress", "In progress"
+        RESOLVED = "resolved", "Resolved"
+        CLOSED = "closed", "Closed"
+
+    class Severity(models.TextChoices):
+        SEV1 = "SEV1", "SEV1"
+        SEV2 = "SEV2", "SEV2"
+        SEV3 = "SEV3", "SEV3"
+        SEV4 = "SEV4", "SEV4"
+
+    class Tracker(models.TextChoices):
+        BUILTIN = "builtin", "Built-in"
+        JIRA = "jira", "Jira"
+
+    key = models.CharField(max_length=50, help_text="DESK-42, or the Jira issue key.")
+    title = models.CharField(max_length=500)
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    service = models.CharField(max_length=300, blank=True)
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="tickets"
+    )
+    incident_id = models.CharField(max_length=64, help_text="The reported incident's id.")
+    external_url = models.URLField(max_length=1000, blank=True)
+    tracker = models.CharField(max_length=20, choices=Tracker.choices, default=Tracker.BUILTIN)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tickets",
+    )
+    idempotency_key = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tracker", "key"], name="%(app_label)s_%(class)s_unique_key"
+            ),
+            models.UniqueConstraint(
+                fields=["idempotency_key"], name="%(app_label)s_%(class)s_unique_idempotency"
+            ),
+        ]
+        indexes = [
+            # ticket_list_open_for_service: the duplicate check of every report.
+            models.Index(fields=["service", "status"], name="copilot_ticket_service_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.title}"
+
+
+class TicketComment(models.Model):
+    """A comment on a ticket; `external_id` is Jira's comment id when Jira holds it."""
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="comments")
+    body = models.TextField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="ticket_comments",
+    )
+    source_message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    external_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.ticket.key}: {self.body[:60]}"
+
+
+class Decision(models.Model):
+    """A decision or action agreed in a conversation: the ledger "what did we decide?" reads.
+
+    Every row keeps its provenance (who said it, when, in which message, and
+    the ticket comment that carried it), so the answer can be checked.
+    """
+
+    class Kind(models.TextChoices):
+        DECISION = "decision", "Decision"
+        ACTION = "action", "Action"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="decisions"
+    )
+    ticket = models.ForeignKey(
+        Ticket, null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.DECISION)
+    what = models.TextField()
+    who = models.CharField(max_length=200, help_text="Who decided, or who owns the action.")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="decisions",
+    )
+    decided_at = models.DateTimeField()
+    source_message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions"
+    )
+    ticket_comment = models.ForeignKey(
+        TicketComment, null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["decided_at", "pk"]
+        indexes = [
+            # decision_list_for_conversation: the ledger in order.
+            models.Index(fields=["conversation", "decided_at"], name="copilot_decision_conv_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.what[:60]}"

@@ -239,6 +239,38 @@ if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
 # them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).
 IMPORT_REBUILD_INDEX_THRESHOLD = env_int("IMPORT_REBUILD_INDEX_THRESHOLD", 5000, minimum=1)
 
+# --- incident intake and tickets ------------------------------------------------
+
+# Screenshots and voice notes attached to incident reports. 5 MB holds any
+# full-screen PNG; the audio limit is the OpenAI transcription endpoint's.
+INTAKE_MAX_IMAGE_BYTES = env_int("INTAKE_MAX_IMAGE_BYTES", 5 * 1024 * 1024, minimum=1024)
+INTAKE_MAX_AUDIO_BYTES = env_int("INTAKE_MAX_AUDIO_BYTES", 25 * 1024 * 1024, minimum=1024)
+OPENAI_TRANSCRIPTION_MODEL = env_str("OPENAI_TRANSCRIPTION_MODEL", "whisper-1")
+# Tickets go to the built-in tracker unless JIRA_URL switches Jira on; then
+# the rest of its settings are required.
+JIRA_URL = env_str("JIRA_URL").rstrip("/")
+JIRA_USER = env_str("JIRA_USER")
+JIRA_TOKEN = env_str("JIRA_TOKEN")
+JIRA_PROJECT = env_str("JIRA_PROJECT")
+JIRA_ISSUE_TYPE = env_str("JIRA_ISSUE_TYPE", "Task")
+JIRA_TIMEOUT_SECONDS = env_float("JIRA_TIMEOUT_SECONDS", 10, minimum=0.1)
+# Retries only where Jira cannot have acted (refused connection, 429, 502-504).
+JIRA_RETRIES = env_int("JIRA_RETRIES", 2, minimum=0)
+if JIRA_URL:
+    if not JIRA_URL.startswith(("https://", "http://")):
+        raise ImproperlyConfigured("JIRA_URL must be an http(s) URL")
+    _jira_missing = [
+        name
+        for name, value in (
+            ("JIRA_USER", JIRA_USER),
+            ("JIRA_TOKEN", JIRA_TOKEN),
+            ("JIRA_PROJECT", JIRA_PROJECT),
+        )
+        if not value
+    ]
+    if _jira_missing:
+        raise ImproperlyConfigured(f"JIRA_URL needs {', '.join(_jira_missing)}")
+
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 LOGGING = {
     "version": 1,
