@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.utils import timezone
 
+from copilot.chat_models.offline import OfflineChatModel
+from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
+from copilot.models import Conversation
 from copilot.router import Route, route
+from copilot.services import conversation_create, conversation_reply
+from copilot.tools import ToolContext
 from incidents import selectors as incident_selectors
 from incidents.importers import read_rows
 from incidents.models import Dataset, DatasetVersion
@@ -37,7 +43,9 @@ GOALS = {
     "knowledge.hit@1": 0.95,
     "set.precision": 0.95,
     "set.recall": 0.98,
+    "multi_turn.score": 0.9,
 }
+EVAL_USERNAME = "evaluation"
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ class QuestionResult:
     routed_ok: bool
     ranked: list[str] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)
-    scored: bool = True
+    conversation: ConversationResult | None = None
 
 
 def _today(question: dict[str, Any]) -> dt.date:
@@ -146,7 +154,7 @@ def evaluate_question(
     acceptable = {question["expected_tool"], *question.get("also_acceptable_tools", [])}
     result = QuestionResult(question["qid"], kind, decision, decision.tool in acceptable)
     if kind == "multi_turn":
-        result.scored = False  # scored with the copilot, which answers follow-ups
+        result.conversation = run_conversation(question, corpus, today)
     elif kind in {"by_application", "recent"}:
         result.returned = run_tool(decision, corpus, today=today, limit=SET_LIMIT)
     elif kind in {"symptom_search", "knowledge", "id_lookup"}:
@@ -206,8 +214,7 @@ def _kind_figures(
         "routing_accuracy": _mean([float(r.routed_ok) for r in items]),
     }
     if kind == "multi_turn":
-        figures["scored"] = False
-        return figures
+        return figures | _conversation_figures(items, questions)
     if kind in {"by_application", "recent"}:
         return figures | _set_figures(items, questions)
     ranks = [_first_hit_rank(r.ranked, set(questions[r.qid]["relevant_ids"])) for r in items]
@@ -248,6 +255,7 @@ def goals_report(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "knowledge.hit@1": report["kinds"].get("knowledge", {}).get("hit@1", 0.0),
         "set.precision": report["set"]["precision"],
         "set.recall": report["set"]["recall"],
+        "multi_turn.score": report["kinds"].get("multi_turn", {}).get("score", 0.0),
     }
     return {
         name: {"goal": goal, "measured": measured[name], "met": measured[name] >= goal}
@@ -269,4 +277,114 @@ def evaluate(*, incidents_path: Path, knowledge_path: Path, queries_path: Path) 
         if not r.routed_ok
     ]
     report["seconds"] = round(time.perf_counter() - started, 1)
+    conversation_cleanup()
     return report
+
+
+# --- multi-turn conversations through the copilot ------------------------------------
+
+
+@dataclass
+class TurnResult:
+    tool: str | None
+    acceptable: bool
+    answer: str
+    citations: list[str]
+
+
+@dataclass
+class ConversationResult:
+    turns: list[TurnResult]
+    mentions_ok: bool
+    cited_ok: bool
+
+    @property
+    def tools_ok(self) -> bool:
+        return all(turn.acceptable for turn in self.turns)
+
+    @property
+    def passed(self) -> bool:
+        return self.tools_ok and self.mentions_ok and self.cited_ok
+
+
+def _evaluation_user() -> User:
+    user, _ = User.objects.get_or_create(
+        username=EVAL_USERNAME, defaults={"is_active": False, "password": "!"}
+    )
+    return user
+
+
+def conversation_cleanup() -> None:
+    """Evaluation conversations are throwaway: nothing is left behind."""
+    Conversation.objects.filter(owner__username=EVAL_USERNAME).delete()
+
+
+def run_conversation(
+    question: dict[str, Any], corpus: Corpus, today: dt.date
+) -> ConversationResult:
+    """Every turn through conversation_reply with the offline engine, pinned to the corpus."""
+    user = _evaluation_user()
+    conversation = conversation_create(owner=user)
+    model = OfflineChatModel(today=today, incident_version=corpus.incidents)
+    context = ToolContext(today, corpus.incidents, corpus.knowledge)
+    turns = [
+        _run_turn(conversation, user, text, expected, model, context)
+        for text, expected in zip(
+            question["query"], question["expected_tools_per_turn"], strict=True
+        )
+    ]
+    answers = " ".join(turn.answer for turn in turns).lower()
+    cited = {cited for turn in turns for cited in turn.citations}
+    return ConversationResult(
+        turns,
+        all(word.lower() in answers for word in question.get("answer_must_mention", [])),
+        set(question["relevant_ids"]) <= cited,
+    )
+
+
+def _run_turn(
+    conversation: Conversation,
+    user: User,
+    text: str,
+    expected: str,
+    model: OfflineChatModel,
+    context: ToolContext,
+) -> TurnResult:
+    first_call: ToolCallEvent | None = None
+    windowed = False
+    answer, citations = "", []
+    for event in conversation_reply(
+        conversation=conversation, user=user, text=text, model=model, context=context
+    ):
+        if isinstance(event, ToolCallEvent) and first_call is None:
+            first_call = event
+        elif isinstance(event, ToolResultEvent):
+            windowed = windowed or "window" in event.data.get("applied_filters", {})
+        elif isinstance(event, DoneEvent):
+            answer, citations = event.content, event.citations
+        elif isinstance(event, ErrorEvent):
+            answer = event.message
+    tool = first_call.name if first_call else None
+    return TurnResult(tool, _tool_acceptable(tool, expected, windowed), answer, citations)
+
+
+def _tool_acceptable(tool: str | None, expected: str, windowed: bool) -> bool:
+    """As for single `recent` questions (eval README): a search with a parsed date
+    range is an acceptable alternative to get_recent_incidents."""
+    if tool == expected:
+        return True
+    return expected == "get_recent_incidents" and tool == "search_similar_incidents" and windowed
+
+
+def _conversation_figures(
+    items: list[QuestionResult], questions: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    results = [r.conversation for r in items if r.conversation is not None]
+    turns = [turn for result in results for turn in result.turns]
+    return {
+        "score": _mean([float(c.passed) for c in results]),
+        "tools_per_turn": _mean([float(t.acceptable) for t in turns]),
+        "answer_mentions": _mean([float(c.mentions_ok) for c in results]),
+        "relevant_cited": _mean([float(c.cited_ok) for c in results]),
+        "misses": [r.qid for r in items if r.conversation and not r.conversation.passed],
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ DEFAULT_LIMITS = {
     "search_knowledge": 10,
 }
 LISTING_LIMIT = 25  # "all", "every", "list": people want the whole set
-_LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each)\b", re.IGNORECASE)
+_LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each|show\s+me)\b", re.IGNORECASE)
 _KNOWLEDGE_RE = re.compile(
     r"\b(?:runbooks?\s+(?:for|to|on|about)|the\s+runbook|is\s+there\s+a\s+(?:runbook|playbook|doc)"
     r"|runbook\b|playbook\s+for|known\s+issues?|postmortem\s+template|review\s+doc"
@@ -125,3 +125,162 @@ def _by_application(
     return Route(
         "get_incidents_by_application", {"app_name": subject, "limit": limit}, "application"
     )
+
+
+# --- follow-ups: questions about what earlier answers found --------------------------
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """An incident an earlier turn's tools returned, as the model read it."""
+
+    incident_id: str
+    title: str
+    application: str = ""
+    occurred_at: str = ""
+    text: str = ""  # the whole block, for matching names and topics
+
+
+@dataclass(frozen=True)
+class ConversationState:
+    """What the offline engine remembers: the incidents the latest turn was about."""
+
+    focus: tuple[Remembered, ...] = ()
+    last_question: str = ""
+
+
+SELECT_MANY_LIMIT = 10
+_REFERENCE_RE = re.compile(
+    r"\b(?:it|its|they|them|those|these|the\s+same|same|again|afterwards|later|"
+    r"this(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
+    r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
+    r"the\s+[\w.-]+(?:\s+[\w.-]+)?\s+one|"
+    r"which\s+one|one\s+of\s+(?:them|those))\b",
+    re.IGNORECASE,
+)
+_FIELD_RE = re.compile(
+    r"\b(?:mitigat\w*|fix(?:ed)?|resolv\w*|root\s+cause|caused?|why|accountable|responsible|"
+    r"who|owner|how\s+long|duration|impact\w*|data|lost|repeat\w*|recover\w*)\b",
+    re.IGNORECASE,
+)
+_RECURRENCE_RE = re.compile(
+    r"\b(?:again|later|recur\w*|since\s+then|after\s+that|more\s+like\s+(?:this|that|it)|"
+    r"similar\s+(?:ones|incidents)|other\s+(?:incidents|outages)\s+like)\b",
+    re.IGNORECASE,
+)
+_SELECT_MANY_RE = re.compile(
+    r"\b(?:which\s+of\s+(?:those|them|these)|any\s+of\s+(?:those|them|these)|"
+    r"which\s+ones|were\s+any|are\s+any|did\s+any)\b",
+    re.IGNORECASE,
+)
+_SUPERLATIVE_RE = re.compile(
+    r"\b(?:which|what)\s+(?:one|incident|outage)\b.*\b(?:most|broadest|biggest|largest|widest|"
+    r"worst|longest|greatest)\b",
+    re.IGNORECASE,
+)
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1}
+_ORDINAL_RE = re.compile(
+    r"\b(?:the\s+)?(?P<n>first|second|third|fourth|fifth|last)\s+(?:one|incident|outage)?",
+    re.IGNORECASE,
+)
+_NAME_RE = re.compile(r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+)?)\s+(?:one|incident|outage)\b", re.I)
+_MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
+
+
+def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> str | None:
+    """How `question` refers back to earlier results, or None if it stands alone.
+
+    knowledge | recurrence | superlative | select_many | one
+    """
+    if not state.focus or find_incident_ids(question):
+        return None
+    window, _ = qp.parse_time_window(question, today)
+    short_field_question = len(question.split()) <= 6 and _FIELD_RE.search(question)
+    if window is not None or not (_REFERENCE_RE.search(question) or short_field_question):
+        return None
+    if _KNOWLEDGE_RE.search(question) or re.search(r"\bdoc(?:ument)?s?\b", question, re.I):
+        return "knowledge"
+    if _RECURRENCE_RE.search(question):
+        return "recurrence"
+    if _SUPERLATIVE_RE.search(question):
+        return "superlative"
+    if _SELECT_MANY_RE.search(question):
+        return "select_many"
+    return "one"
+
+
+def plan(
+    question: str,
+    *,
+    state: ConversationState,
+    catalog: Sequence[qp.ApplicationEntry],
+    today: dt.date,
+) -> list[Route]:
+    """The tool calls for `question`: several ids or items at once, follow-ups from memory."""
+    ids = find_incident_ids(question)
+    if len(ids) > 1:
+        return [Route("lookup_incident_by_id", {"incident_id": i}, "incident ids") for i in ids[:5]]
+    kind = follow_up_kind(question, state, today)
+    if kind is None:
+        return [route(question, catalog=catalog, today=today)]
+    return _FOLLOW_UPS[kind](question, state)
+
+
+def _lookup(item: Remembered, reason: str) -> Route:
+    return Route("lookup_incident_by_id", {"incident_id": item.incident_id}, reason)
+
+
+def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Documents about what the conversation is on: the question's topic plus the incident."""
+    topic = f"{state.last_question} {state.focus[0].title}".strip()
+    arguments: dict[str, Any] = {"query": topic, "limit": DEFAULT_LIMITS["search_knowledge"]}
+    for pattern, doc_type in _KNOWLEDGE_TYPES:
+        if pattern.search(question):
+            arguments["type_filter"] = doc_type
+            break
+    return [Route("search_knowledge", arguments, "knowledge follow-up")]
+
+
+def _recurrence_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Later incidents like the one in focus: its title, from its month on."""
+    item = state.focus[0]
+    query = item.title
+    if item.occurred_at[:7].count("-") == 1:
+        year, month = item.occurred_at[:7].split("-")
+        query += f" since {_MONTH_NAMES[int(month) - 1]} {year}"
+    limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
+    return [Route("search_similar_incidents", {"query": query, "limit": limit}, "recurrence")]
+
+
+def _select_many_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Re-read each remembered incident; the answer keeps those that fit."""
+    return [_lookup(item, "which of those") for item in state.focus[:SELECT_MANY_LIMIT]]
+
+
+def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
+    return [_lookup(selected_item(question, state.focus), "follow-up")]
+
+
+def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered:
+    """The item a follow-up points at: by ordinal, by name, else the first."""
+    ordinal = _ORDINAL_RE.search(question)
+    if ordinal:
+        index = _ORDINALS[ordinal.group("n").lower()]
+        if -len(focus) <= index < len(focus):
+            return focus[index]
+    named = _NAME_RE.search(question)
+    if named:
+        name = named.group("name").lower()
+        for item in focus:
+            if name in f"{item.title} {item.application}".lower():
+                return item
+    return focus[0]
+
+
+_FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
+    "knowledge": _knowledge_follow_up,
+    "recurrence": _recurrence_follow_up,
+    "superlative": _select_many_follow_up,
+    "select_many": _select_many_follow_up,
+    "one": _one_follow_up,
+}

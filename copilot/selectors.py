@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
-from copilot.models import Conversation, GoldenExample, Message
+from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
 from incidentdesk.embeddings import embed_query
 from incidentdesk.errors import NotFoundError
 
@@ -78,3 +80,103 @@ def message_list_disliked() -> QuerySet[Message]:
         .select_related("conversation__owner", "run")
         .order_by("-feedback_at", "-pk")
     )
+
+
+CHARS_PER_TOKEN = 4  # a rough estimate that holds for English prose and JSON
+
+
+def _estimated_tokens(message: Message) -> int:
+    return (len(message.content) + len(str(message.tool_calls or ""))) // CHARS_PER_TOKEN + 4
+
+
+def conversation_history(*, conversation: Conversation, token_budget: int) -> list[Message]:
+    """The most recent whole turns that fit the budget, oldest first.
+
+    Cut only at user messages, so an assistant's tool calls never lose
+    their tool results; the latest turn is always kept.
+    """
+    messages = list(conversation_messages(conversation=conversation))
+    kept: list[Message] = []
+    turn: list[Message] = []
+    used = 0
+    for message in reversed(messages):
+        turn.insert(0, message)
+        if message.role != Message.Role.USER:
+            continue
+        cost = sum(_estimated_tokens(m) for m in turn)
+        if kept and used + cost > token_budget:
+            break
+        kept[:0], used, turn = turn, used + cost, []
+    return kept
+
+
+def returned_ids(*, conversation: Conversation) -> set[str]:
+    """Every incident and document id a tool returned in this conversation (citable)."""
+    rows = conversation.messages.filter(role=Message.Role.TOOL).values_list("citations", flat=True)
+    return {cited for ids in rows for cited in ids}
+
+
+def agent_run_is_active(*, conversation: Conversation, stale_after: dt.timedelta) -> bool:
+    """A run of this conversation is still writing (and not left over from a crash)."""
+    return AgentRun.objects.filter(
+        conversation=conversation,
+        status=AgentRun.Status.RUNNING,
+        started_at__gte=timezone.now() - stale_after,
+    ).exists()
+
+
+def agent_run_cancel_requested(*, run_id: int) -> bool:
+    return AgentRun.objects.filter(pk=run_id, cancel_requested=True).exists()
+
+
+# --- the chat page ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A question and what answered it: the run, its tool messages and the answer."""
+
+    question: Message
+    run: AgentRun | None = None
+    answer: Message | None = None
+    tools: list[Message] = field(default_factory=list)
+
+    @property
+    def steps(self) -> list[ToolCall]:
+        return list(self.run.tool_calls.all()) if self.run else []
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.run is not None and self.run.status == AgentRun.Status.RUNNING
+
+
+def conversation_turns(*, conversation: Conversation) -> list[Turn]:
+    """The conversation as the chat page shows it, in three queries.
+
+    An assistant message that only called tools is not an answer; the turn's
+    answer is its last assistant message with text (or still streaming).
+    """
+    runs = {
+        run.question_id: run
+        for run in conversation.runs.prefetch_related(
+            Prefetch("tool_calls", ToolCall.objects.order_by("round", "pk"))
+        )
+    }
+    turns: list[Turn] = []
+    for message in conversation_messages(conversation=conversation):
+        if message.role == Message.Role.USER:
+            turns.append(Turn(message, runs.get(message.pk)))
+        elif turns and message.role == Message.Role.TOOL:
+            turns[-1].tools.append(message)
+        elif turns and (message.content or not message.is_complete or not message.tool_calls):
+            turns[-1] = replace(turns[-1], answer=message)
+    return turns
+
+
+def message_turn_for_user(*, message_id: int | str, user: AbstractBaseUser | AnonymousUser) -> Turn:
+    """The turn an answer belongs to (the fragment the page swaps in when it is done)."""
+    message = message_get_for_user(message_id=message_id, user=user)
+    for turn in conversation_turns(conversation=message.conversation):
+        if turn.answer is not None and turn.answer.pk == message.pk:
+            return turn
+    raise NotFoundError(f"Message {message_id} not found.")

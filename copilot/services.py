@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
@@ -13,8 +14,8 @@ from django.utils import timezone
 
 from copilot.chat_models.base import ChatModel
 from copilot.events import Event
-from copilot.models import AgentRun, Conversation, GoldenExample, Message
-from copilot.tools import ToolContext
+from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
+from copilot.tools import ToolContext, ToolResult
 from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import NotFoundError, ValidationError
 from incidents import importers
@@ -106,7 +107,7 @@ def _check_owner(conversation: Conversation, user: AbstractBaseUser) -> None:
 
 
 def conversation_create(*, owner: AbstractBaseUser, title: str = "") -> Conversation:
-    conversation = Conversation(owner=owner, title=title.strip()[:TITLE_MAX_CHARS])
+    conversation = Conversation(owner_id=owner.pk, title=title.strip()[:TITLE_MAX_CHARS])
     conversation.full_clean()
     conversation.save()
     return conversation
@@ -186,3 +187,59 @@ def conversation_reply(
 
     _check_owner(conversation, user)
     return agent.reply(conversation=conversation, text=text, model=model, context=context)
+
+
+# --- what the agent loop writes --------------------------------------------------
+
+
+def conversation_message_append(
+    *, conversation: Conversation, role: str, content: str = "", **fields: Any
+) -> Message:
+    """Store one message now (before the next step runs) and touch the conversation."""
+    message = Message(conversation=conversation, role=role, content=content, **fields)
+    message.full_clean()
+    message.save()
+    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+    return message
+
+
+def conversation_title_set(*, conversation: Conversation, title: str) -> Conversation:
+    conversation.title = title[:TITLE_MAX_CHARS]
+    conversation.save(update_fields=["title", "updated_at"])
+    return conversation
+
+
+def agent_run_start(*, conversation: Conversation, question: Message, model: str) -> AgentRun:
+    run = AgentRun(conversation=conversation, question=question, model=model)
+    run.full_clean()
+    run.save()
+    return run
+
+
+def agent_run_finish(*, run: AgentRun, status: str, error: str = "", **figures: Any) -> AgentRun:
+    """Close the trace: status, error, and whatever figures the loop measured."""
+    run.status = status
+    run.error = error
+    run.finished_at = timezone.now()
+    for name, value in figures.items():
+        setattr(run, name, value)
+    run.save()
+    return run
+
+
+def tool_call_record(
+    *, run: AgentRun, round: int, call: dict[str, Any], result: ToolResult, latency_ms: int
+) -> ToolCall:
+    """Trace one tool call; the payloads only when the conversation allows tracing."""
+    traced = run.conversation.tracing_enabled
+    return ToolCall.objects.create(
+        run=run,
+        round=round,
+        call_id=call["id"],
+        name=call["name"],
+        arguments=call["arguments"] if traced else {},
+        result_text=result.text if traced else "",
+        result_count=result.count,
+        error=result.error,
+        latency_ms=latency_ms,
+    )

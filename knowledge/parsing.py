@@ -14,7 +14,12 @@ DOCUMENT_ID_IN_TEXT_RE = re.compile(
 _DASHES_RE = re.compile(rf"\s*[-{UNICODE_DASHES}]\s*")
 
 
+def normalize_document_id(raw: str) -> str:
+    """`kb\u2011rb\u2011013` → `KB-RB-013`."""
+    return _DASHES_RE.sub("-", raw.strip()).upper()
+
+
 def find_document_ids(text: str) -> list[str]:
     """Every KB-XX-NNN document id mentioned in `text`, normalised, once each."""
-    found = (_DASHES_RE.sub("-", m.group(0)).upper() for m in DOCUMENT_ID_IN_TEXT_RE.finditer(text))
+    found = (normalize_document_id(m.group(0)) for m in DOCUMENT_ID_IN_TEXT_RE.finditer(text))
     return list(dict.fromkeys(found))

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from copilot.evaluation import GOALS, evaluate
+from copilot.models import Conversation
 from incidents.models import DatasetVersion
 
 pytestmark = [pytest.mark.django_db, pytest.mark.eval]
@@ -20,9 +21,11 @@ def test_the_dev_set_meets_every_goal(eval_dir: Path) -> None:
     missed = {name: goal for name, goal in report["goals"].items() if not goal["met"]}
     assert missed == {}, missed
     assert set(report["goals"]) == set(GOALS)
-    assert report["kinds"]["multi_turn"]["scored"] is False
-    # The evaluation never activates its datasets or touches others.
+    assert report["kinds"]["multi_turn"]["tools_per_turn"] >= 0.9
+    # The evaluation never activates its datasets or touches others, and its
+    # conversations are thrown away.
     assert not DatasetVersion.objects.filter(status="active").exists()
+    assert not Conversation.objects.exists()
 
 
 def test_the_command_prints_json_and_is_idempotent(eval_dir: Path, tmp_path: Path, capsys) -> None:

@@ -1,0 +1,380 @@
+"""The agent loop: one for every chat model.
+
+A turn: store the question, ask the model with the tool specs, run the tool
+calls it makes (each stored as a message and traced), ask again, until it
+answers without tools or runs out of rounds; then check the citations,
+store the answer and close the trace. Every step streams an event.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Generator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from copilot import selectors, services, titles
+from copilot.chat_models import configured_model
+from copilot.chat_models.base import (
+    ChatMessage,
+    ChatModel,
+    End,
+    ModelFailure,
+    TextDelta,
+    ToolCallRequest,
+    Usage,
+)
+from copilot.citations import check_citations
+from copilot.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    StatusEvent,
+    TitleEvent,
+    TokenEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from copilot.models import AgentRun, Conversation, Message
+from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
+from copilot.tools import ToolContext, ToolResult, parse_arguments, run_tool, tool_specs
+
+logger = logging.getLogger(__name__)
+
+PARTIAL_SAVE_SECONDS = 0.3  # how often a streaming answer is written for reloads
+CANCEL_CHECK_SECONDS = 0.25  # how often the stop button is looked for while streaming
+_TITLE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="copilot-title")
+
+
+@dataclass
+class _Turn:
+    """One streamed model turn."""
+
+    text: str = ""
+    calls: list[ToolCallRequest] = field(default_factory=list)
+    failure: str = ""
+    message: Message | None = None
+
+
+class Cancelled(Exception):
+    """The user pressed stop."""
+
+
+def reply(
+    *,
+    conversation: Conversation,
+    text: str,
+    model: ChatModel | None = None,
+    context: ToolContext | None = None,
+) -> Iterator[Event]:
+    """Answer `text` in `conversation`; see copilot.services.conversation_reply."""
+    return _Run(conversation, model or configured_model(), context or ToolContext()).events(text)
+
+
+class _Run:
+    """The state of one answer: its trace row, messages, timings and citations."""
+
+    def __init__(self, conversation: Conversation, model: ChatModel, context: ToolContext) -> None:
+        self.conversation = conversation
+        self.model = model
+        self.context = context
+        self.started = time.perf_counter()
+        self.first_event_ms: int | None = None
+        self.rounds = 0
+        self.tokens = [0, 0]  # prompt, completion
+        self.steps: list[dict[str, Any]] = []
+        self.returned = selectors.returned_ids(conversation=conversation)
+        self.last_cancel_check = 0.0
+        self.run: AgentRun
+
+    # --- the turn -------------------------------------------------------------------
+
+    def events(self, text: str) -> Iterator[Event]:
+        """1. store the question; 2. answer; a failure ends with an error event."""
+        question = services.conversation_message_append(
+            conversation=self.conversation, role=Message.Role.USER, content=text
+        )
+        self.run = services.agent_run_start(
+            conversation=self.conversation, question=question, model=self.model.name
+        )
+        try:
+            yield from self._stamped(self._answer(text))
+        except Cancelled:
+            yield from self._stamped(self._stop())
+        except GeneratorExit:
+            self._finish(AgentRun.Status.CANCELLED, "the client stopped listening")
+            raise
+        except Exception as exc:
+            logger.exception("agent run %s failed", self.run.pk)
+            self._finish(AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+            yield ErrorEvent("Something went wrong while answering; your question was saved.")
+
+    def _stamped(self, events: Iterator[Event]) -> Iterator[Event]:
+        for event in events:
+            if self.first_event_ms is None:
+                self.first_event_ms = self._elapsed_ms()
+            yield event
+
+    def _answer(self, text: str) -> Iterator[Event]:
+        """Rounds of model + tools, bounded; then the checked, stored answer."""
+        yield StatusEvent("Analyzing your request... please hold on.")
+        title = self._start_title(text)
+        messages = self._prompt(text)
+        turn = _Turn()
+        for round_number in range(1, settings.COPILOT_MAX_TOOL_ROUNDS + 2):
+            final = round_number > settings.COPILOT_MAX_TOOL_ROUNDS
+            if final:
+                messages.append({"role": "system", "content": FINAL_ROUND_NOTE})
+            turn = yield from self._model_turn(messages, [] if final else tool_specs())
+            if turn.failure or not turn.calls or final:
+                break
+            self.rounds = round_number
+            yield from self._run_tools(turn, messages)
+        yield from self._title_event(title)
+        if turn.failure:
+            yield from self._fail(turn)
+            return
+        yield from self._done(turn)
+
+    def _prompt(self, text: str) -> list[ChatMessage]:
+        """System prompt (with golden examples), then the history within budget."""
+        golden = selectors.golden_example_list_nearest(question=text)
+        self.run.golden_examples = [g.question for g in golden]
+        history = selectors.conversation_history(
+            conversation=self.conversation, token_budget=settings.COPILOT_HISTORY_TOKENS
+        )
+        return [{"role": "system", "content": system_prompt(golden)}] + [
+            _as_chat_message(m) for m in history
+        ]
+
+    # --- one model turn ---------------------------------------------------------------
+
+    def _model_turn(
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]]
+    ) -> Generator[Event, None, _Turn]:
+        turn = _Turn()
+        last_save = time.monotonic()
+        for event in self.model.stream(messages, tools):
+            if isinstance(event, TextDelta) and event.text:
+                turn.text += event.text
+                yield TokenEvent(event.text)
+                last_save = self._save_partial(turn, last_save)
+            elif isinstance(event, ToolCallRequest):
+                turn.calls.append(event)
+            elif isinstance(event, Usage):
+                self.tokens[0] += event.prompt_tokens
+                self.tokens[1] += event.completion_tokens
+            elif isinstance(event, ModelFailure):
+                turn.failure = event.message
+            elif isinstance(event, End):
+                break
+            self._check_cancel()
+        return turn
+
+    def _save_partial(self, turn: _Turn, last_save: float) -> float:
+        """Write the answer so far now and then, so a reload can show it."""
+        if time.monotonic() - last_save < PARTIAL_SAVE_SECONDS:
+            return last_save
+        if turn.message is None:
+            turn.message = services.conversation_message_append(
+                conversation=self.conversation,
+                role=Message.Role.ASSISTANT,
+                run=self.run,
+                is_complete=False,
+            )
+        Message.objects.filter(pk=turn.message.pk).update(content=turn.text)
+        return time.monotonic()
+
+    def _check_cancel(self) -> None:
+        if time.monotonic() - self.last_cancel_check < CANCEL_CHECK_SECONDS:
+            return
+        self.last_cancel_check = time.monotonic()
+        if selectors.agent_run_cancel_requested(run_id=self.run.pk):
+            raise Cancelled
+
+    # --- tools ------------------------------------------------------------------------
+
+    def _run_tools(self, turn: _Turn, messages: list[ChatMessage]) -> Iterator[Event]:
+        """Store the calls, run each, store and stream each result."""
+        calls = [_call_dict(call) for call in turn.calls]
+        stored = self._store_assistant(turn, tool_calls=calls)
+        messages.append(_as_chat_message(stored))
+        for call in calls:
+            yield StatusEvent(_status_before(call["name"], call["arguments"]))
+            yield ToolCallEvent(call["id"], call["name"], call["arguments"])
+            result, latency_ms = self._call_tool(call)
+            tool_message = services.conversation_message_append(
+                conversation=self.conversation,
+                role=Message.Role.TOOL,
+                content=result.text,
+                tool_call_id=call["id"],
+                tool_name=call["name"],
+                data=result.data,
+                citations=list(result.ids),
+                run=self.run,
+            )
+            messages.append(_as_chat_message(tool_message))
+            yield ToolResultEvent(
+                call["id"], call["name"], result.count, latency_ms, result.data, result.error
+            )
+            yield from (StatusEvent(text) for text in _statuses_after(call["name"], result))
+            self._check_cancel()
+
+    def _call_tool(self, call: dict[str, Any]) -> tuple[ToolResult, int]:
+        started = time.perf_counter()
+        result = run_tool(call["name"], call["raw"], self.context)
+        latency_ms = round((time.perf_counter() - started) * 1000)
+        self.returned.update(result.ids)
+        services.tool_call_record(
+            run=self.run, round=self.rounds, call=call, result=result, latency_ms=latency_ms
+        )
+        self.steps.append(
+            {"tool": call["name"], "arguments": call["arguments"], "count": result.count,
+             "ms": latency_ms, "error": result.error}
+        )  # fmt: skip
+        return result, latency_ms
+
+    def _store_assistant(self, turn: _Turn, **fields: Any) -> Message:
+        """The turn's assistant message: the streamed one completed, or a new one."""
+        if turn.message is None:
+            return services.conversation_message_append(
+                conversation=self.conversation,
+                role=Message.Role.ASSISTANT,
+                content=turn.text,
+                run=self.run,
+                **fields,
+            )
+        for name, value in {"content": turn.text, "is_complete": True, **fields}.items():
+            setattr(turn.message, name, value)
+        turn.message.save()
+        return turn.message
+
+    # --- endings ----------------------------------------------------------------------
+
+    def _done(self, turn: _Turn) -> Iterator[Event]:
+        """Check citations, store the answer, close the trace."""
+        yield StatusEvent("Almost done, wrapping up the details")
+        text = turn.text.strip() or "I could not put an answer together from what I found."
+        checked = check_citations(text, self.returned)
+        turn.text = checked.text
+        message = self._store_assistant(turn, citations=checked.kept)
+        self._finish(
+            AgentRun.Status.DONE,
+            citations_kept=checked.kept,
+            citations_dropped=checked.dropped,
+        )
+        yield DoneEvent(
+            conversation_id=self.conversation.pk,
+            message_id=message.pk,
+            run_id=self.run.pk,
+            content=checked.text,
+            citations=checked.kept,
+            dropped_citations=checked.dropped,
+            steps=self.steps,
+        )
+
+    def _fail(self, turn: _Turn) -> Iterator[Event]:
+        """The model failed: keep what it wrote, say why."""
+        if turn.text:
+            turn.text += "\n\n_(The answer was interrupted.)_"
+            self._store_assistant(turn)
+        self._finish(AgentRun.Status.FAILED, turn.failure)
+        yield ErrorEvent(turn.failure, code="model_unavailable")
+
+    def _stop(self) -> Iterator[Event]:
+        """The user pressed stop: keep what was written, mark the run cancelled."""
+        partial = Message.objects.filter(run=self.run, is_complete=False).first()
+        if partial is not None:
+            partial.content = (partial.content + "\n\n_(Stopped.)_").strip()
+            partial.is_complete = True
+            partial.save(update_fields=["content", "is_complete"])
+        self._finish(AgentRun.Status.CANCELLED, "stopped by the user")
+        yield ErrorEvent("Stopped.", code="cancelled")
+
+    def _finish(self, status: str, error: str = "", **figures: Any) -> None:
+        services.agent_run_finish(
+            run=self.run,
+            status=status,
+            error=error,
+            rounds=self.rounds,
+            prompt_tokens=self.tokens[0],
+            completion_tokens=self.tokens[1],
+            first_event_ms=self.first_event_ms,
+            latency_ms=self._elapsed_ms(),
+            **figures,
+        )
+
+    def _elapsed_ms(self) -> int:
+        return round((time.perf_counter() - self.started) * 1000)
+
+    # --- title ------------------------------------------------------------------------
+
+    def _start_title(self, text: str) -> Future[str] | None:
+        """Written alongside the answer (a side call with an online model)."""
+        if self.conversation.title:
+            return None
+        return _TITLE_POOL.submit(titles.conversation_title, text, self.model)
+
+    def _title_event(self, title: Future[str] | None) -> Iterator[Event]:
+        if title is None:
+            return
+        yield StatusEvent("Generating title for the incident report...")
+        services.conversation_title_set(conversation=self.conversation, title=title.result())
+        yield TitleEvent(self.conversation.pk, self.conversation.title)
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _call_dict(call: ToolCallRequest) -> dict[str, Any]:
+    """A call as stored and shown: parsed arguments when they parse, raw kept."""
+    try:
+        arguments = parse_arguments(call.arguments)
+    except ValueError:
+        arguments = {"_unparsed": call.arguments[:500]}
+    return {"id": call.call_id, "name": call.name, "arguments": arguments, "raw": call.arguments}
+
+
+def _as_chat_message(message: Message) -> ChatMessage:
+    """A stored message in the chat format models read."""
+    if message.role == Message.Role.TOOL:
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    chat: ChatMessage = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        chat["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": call.get("raw") or "{}"},
+            }
+            for call in message.tool_calls
+        ]
+    return chat
+
+
+def _status_before(name: str, arguments: dict[str, Any]) -> str:
+    """DESIGN's wording for what the agent is about to do."""
+    if name == "lookup_incident_by_id":
+        return f"Searching for {arguments.get('incident_id', 'the incident')}..."
+    if name == "get_incidents_by_application":
+        return f"Searching incidents for {arguments.get('app_name', 'the application')}..."
+    if name == "get_recent_incidents":
+        return f"Searching incidents from the last {arguments.get('days', 7)} days..."
+    if name == "search_knowledge":
+        return "Searching runbooks and known issues..."
+    return "Searching for Similar Incidents..."
+
+
+def _statuses_after(name: str, result: ToolResult) -> list[str]:
+    if result.error:
+        return []
+    if name == "search_knowledge":
+        return [f"Found {result.count} relevant documents..."]
+    statuses = ["Expanding search..."] if result.data.get("expanded") else []
+    if result.count == 0:
+        return [*statuses, "No similar incidents found"]
+    return [*statuses, f"Found {result.count} relevant incidents..."]

@@ -1,0 +1,83 @@
+"""The offline engine: a chat model that needs no network and no weights.
+
+It behaves as a model does: given the conversation, it either asks for tool
+calls (decided by `copilot.router`) or, once the tool results are in, writes
+the answer from them alone (`copilot.chat_models.writing`). Deterministic,
+so tests and the evaluation can rely on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator
+from itertools import count
+
+from django.utils import timezone
+
+from copilot import router
+from copilot.chat_models.base import (
+    ChatMessage,
+    End,
+    ModelEvent,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    Usage,
+)
+from copilot.chat_models.reading import conversation_state, last_user_index, turn_outcomes
+from copilot.chat_models.writing import write_answer
+from incidents import selectors as incident_selectors
+from incidents.models import DatasetVersion
+
+_CHAT_ONLY_RE = re.compile(
+    r"^\s*(?:thanks?(?:\s+you)?|thank\s+you|hi|hello|hey|ok(?:ay)?|great|cool|nice|bye)\b[\s!.]*$",
+    re.IGNORECASE,
+)
+_PIECE_RE = re.compile(r"\S+\s*|\s+")
+CHARS_PER_TOKEN = 4
+_call_numbers = count(1)
+
+
+class OfflineChatModel:
+    """Deterministic tool routing and extractive answers."""
+
+    name = "offline"
+    is_offline = True
+
+    def __init__(
+        self, *, today: dt.date | None = None, incident_version: DatasetVersion | None = None
+    ) -> None:
+        self.today = today
+        self.incident_version = incident_version
+
+    def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> Iterator[ModelEvent]:
+        """Tool calls when the question has no results yet, else the written answer."""
+        start = last_user_index(messages)
+        question = messages[start]["content"] or ""
+        outcomes = turn_outcomes(messages, start)
+        if tools and not outcomes and not _CHAT_ONLY_RE.match(question):
+            yield from self._tool_calls(question, messages)
+            return
+        answer = write_answer(question, outcomes, conversation_state(messages))
+        for piece in _PIECE_RE.findall(answer):
+            yield TextDelta(piece)
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+        yield Usage(prompt_chars // CHARS_PER_TOKEN, len(answer) // CHARS_PER_TOKEN)
+        yield End("stop")
+
+    def _tool_calls(self, question: str, messages: list[ChatMessage]) -> Iterator[ModelEvent]:
+        routes = router.plan(
+            question,
+            state=conversation_state(messages),
+            catalog=incident_selectors.application_catalog(self.incident_version),
+            today=self.today or timezone.localdate(),
+        )
+        for route in routes:
+            yield ToolCallRequest(f"offline-{next(_call_numbers)}", route.tool, _json(route))
+        yield End("tool_calls")
+
+
+def _json(route: router.Route) -> str:
+    return json.dumps(route.arguments, ensure_ascii=False)

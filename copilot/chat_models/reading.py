@@ -1,0 +1,134 @@
+"""How the offline engine reads tool messages: the text a model would read.
+
+The engine never queries the database for facts: it parses the blocks the
+tools wrote (`incidents.rendering`, `KnowledgeSearch.as_text`), so it can
+only say what the tools returned, exactly like a model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from copilot.chat_models.base import ChatMessage
+from copilot.router import ConversationState, Remembered
+
+BODY_MARKER = "Details and Actions Taken and Steps and Fixes:"
+BLOCK_SEPARATOR = "\n\n---\n\n"
+_FIELD_RE = re.compile(r"^(?P<name>[A-Z][A-Za-z ]+): ?(?P<value>.*)$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """An incident or document block of a tool result."""
+
+    id: str
+    fields: dict[str, str]
+    body: str = ""
+
+    @property
+    def is_document(self) -> bool:
+        return "Document ID" in self.fields
+
+    def get(self, name: str) -> str:
+        return self.fields.get(name, "")
+
+    @property
+    def title(self) -> str:
+        return self.get("Title")
+
+    @property
+    def text(self) -> str:
+        return " ".join([*self.fields.values(), self.body])
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One tool call of this turn and what it returned."""
+
+    name: str
+    arguments: str
+    text: str
+    records: list[Record] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return self.text.startswith("Error:")
+
+    @property
+    def expanded(self) -> bool:
+        return "so they were loosened" in self.text
+
+
+def parse_records(text: str) -> list[Record]:
+    """Every incident or document block in a tool message."""
+    records = []
+    for block in text.split(BLOCK_SEPARATOR):
+        record = _parse_block(block)
+        if record is not None:
+            records.append(record)
+    return records
+
+
+def _parse_block(block: str) -> Record | None:
+    head, _, body = block.partition(BODY_MARKER)
+    fields: dict[str, str] = {}
+    for line in head.splitlines():
+        match = _FIELD_RE.match(line.strip())
+        if match and (fields or match.group("name") in {"Incident ID", "Document ID"}):
+            fields[match.group("name")] = match.group("value").strip()
+    record_id = fields.get("Incident ID") or fields.get("Document ID")
+    return Record(record_id, fields, body.strip()) if record_id else None
+
+
+def last_user_index(messages: list[ChatMessage]) -> int:
+    return max(i for i, m in enumerate(messages) if m["role"] == "user")
+
+
+def turn_outcomes(messages: list[ChatMessage], start: int) -> list[ToolOutcome]:
+    """The tool results after `start`, paired with the calls that asked for them."""
+    calls = {
+        call["id"]: call["function"]
+        for message in messages[start:]
+        for call in message.get("tool_calls") or []
+    }
+    outcomes = []
+    for message in messages[start:]:
+        if message["role"] == "tool":
+            call = calls.get(message.get("tool_call_id", ""), {})
+            text = message.get("content") or ""
+            outcomes.append(
+                ToolOutcome(call.get("name", ""), call.get("arguments", ""), text,
+                            parse_records(text))
+            )  # fmt: skip
+    return outcomes
+
+
+def conversation_state(messages: list[ChatMessage]) -> ConversationState:
+    """The incidents of the latest earlier turn whose tools returned any."""
+    current = last_user_index(messages)
+    starts = [i for i, m in enumerate(messages[:current]) if m["role"] == "user"]
+    ends = [*starts[1:], current]
+    for start, end in reversed(list(zip(starts, ends, strict=False))):
+        incidents = [
+            r for o in turn_outcomes(messages[:end], start) for r in o.records if not r.is_document
+        ]
+        if incidents:
+            answer = _final_answer(messages[start:end])
+            return ConversationState(_remember(incidents, answer), messages[start]["content"])
+    return ConversationState()
+
+
+def _final_answer(messages: list[ChatMessage]) -> str:
+    answers = [m for m in messages if m["role"] == "assistant" and not m.get("tool_calls")]
+    return answers[-1].get("content") or "" if answers else ""
+
+
+def _remember(records: list[Record], answer: str) -> tuple[Remembered, ...]:
+    """Unique incidents, those the answer named first leading (what it was about)."""
+    unique = list({r.id: r for r in records}.values())
+    unique.sort(key=lambda r: answer.find(r.id) if r.id in answer else len(answer) + 1)
+    return tuple(
+        Remembered(r.id, r.title, r.get("Impacted Application"), r.get("Occurred At"), r.text)
+        for r in unique
+    )

@@ -1,0 +1,322 @@
+"""The offline engine's answers, written only from this turn's tool results.
+
+Shape of every answer: a short direct answer first, then the incidents or
+documents that support it with their ids, root cause and mitigation. Facts
+are copied from the records, never made up; where the records are silent,
+the answer says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from django.utils import timezone
+
+from copilot import router
+from copilot.chat_models.reading import Record, ToolOutcome
+from copilot.router import ConversationState
+from incidents import query_parsing as qp
+
+MAX_LISTED = 25
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+_WORD_RE = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_QUESTION_FILLER = frozenset(
+    {
+    "a", "about", "after", "afterwards", "again", "all", "also", "an", "and", "any", "anyone",
+    "are", "as", "at", "be", "been", "before", "by", "can", "could", "did", "do", "does", "ever",
+    "for", "from", "get", "give", "got", "had", "has", "have", "how", "i", "in", "incident",
+    "incidents", "is", "it", "its", "last", "long", "many", "me", "much", "my", "of", "on",
+    "one", "ones", "or", "our", "outage", "outages", "so", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
+    "happen", "happened",
+    }
+)  # fmt: skip
+_DURATION_RE = re.compile(r"\bhow\s+(?:long|much|many)\b|\bduration\b", re.IGNORECASE)
+_NUMBER_RE = re.compile(r"\d")
+_FACETS: list[tuple[str, re.Pattern[str]]] = [
+    ("repeat", re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.I)),
+    ("accountable", re.compile(r"\b(?:accountable|responsible|who|owner|blame\w*)\b", re.I)),
+    ("mitigation", re.compile(
+        r"\b(?:mitigat\w*|fix\w*|resolv\w*|remediat\w*|recover\w*|restor\w*|workaround|"
+        r"solution|change[ds]?|do\s+about)\b", re.I)),
+    ("root_cause", re.compile(r"\b(?:root\s+cause|caused?|why|trigger\w*)\b", re.I)),
+]  # fmt: skip
+_EXTERNAL_RE = re.compile(
+    r"\b(?:third[- ]party|vendor|supplier|provider|upstream|external|dependency|dependencies)\b",
+    re.IGNORECASE,
+)
+_BREADTH_WORDS = re.compile(
+    r"\b(?:global\w*|worldwide|widespread|all\s+\w+|many|every|multiple|millions?|"
+    r"thousands?|region-wide|rippled|cascad\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def write_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """The answer to `question` from this turn's tool outcomes."""
+    if not outcomes:
+        return (
+            "I can look up past incidents, runbooks and known issues: describe a symptom, "
+            "name an incident id or an application, or ask for a time window."
+        )
+    usable = [o for o in outcomes if not o.failed]
+    if not usable:
+        return "I could not run the search: " + outcomes[0].text.removeprefix("Error: ")
+    kind = router.follow_up_kind(question, state, timezone.localdate())
+    writer = _WRITERS.get((usable[0].name, kind)) or _WRITERS.get((usable[0].name, None))
+    return (writer or _search_answer)(question, usable, state)
+
+
+# --- building blocks -------------------------------------------------------------------
+
+
+def _reference(record: Record) -> str:
+    where = ", ".join(
+        v for v in (record.get("Impacted Application"), record.get("Occurred At")) if v
+    )
+    return f"**{record.id}** — {record.title}" + (f" ({where})" if where else "")
+
+
+_DETAIL_FIELDS = (
+    ("root_cause", "Root cause", "Root Cause"),
+    ("mitigation", "Mitigation", "Mitigation"),
+    ("accountable", "Accountable party", "Accountable Party"),
+)
+
+
+def _details(record: Record, *, skip: str = "") -> list[str]:
+    """Root cause, mitigation and accountable party, minus the one already answered."""
+    return [
+        f"- {label}: {record.get(field)}"
+        for facet, label, field in _DETAIL_FIELDS
+        if facet != skip and record.get(field)
+    ]
+
+
+def _bullets(records: Sequence[Record]) -> list[str]:
+    return [f"- {_reference(r)}" for r in records[:MAX_LISTED]]
+
+
+def _words(text: str) -> set[str]:
+    """Crude stems (first five letters), enough to match "lost"/"loses", "fix"/"fixed"."""
+    return {w[:5] for w in _WORD_RE.findall(text.lower()) if w not in _QUESTION_FILLER}
+
+
+def _best_sentence(question: str, record: Record) -> str:
+    """The body sentence that answers the question best (figures count for "how long")."""
+    wanted = _words(question)
+    wants_figures = bool(_DURATION_RE.search(question))
+    sentences = [s for s in _SENTENCE_RE.split(record.body) if s]
+
+    def score(sentence: str) -> float:
+        overlap = len(wanted & _words(sentence))
+        return overlap + (0.5 if wants_figures and _NUMBER_RE.search(sentence) else 0.0)
+
+    return max(sentences, key=score) if sentences else ""
+
+
+def _incident_records(outcomes: list[ToolOutcome]) -> list[Record]:
+    unique = {r.id: r for o in outcomes for r in o.records if not r.is_document}
+    return list(unique.values())
+
+
+# --- writers ------------------------------------------------------------------------------
+
+
+def _search_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    records = _incident_records(outcomes)
+    lead = (
+        ["Nothing matched the filters in your question, so I searched without them."]
+        if outcomes[0].expanded
+        else []
+    )
+    if not records:
+        return "\n\n".join([*lead, f"I found nothing matching “{question.strip()}”."])
+    top, others = records[0], records[1:]
+    parts = [*lead, f"The closest match is {_reference(top)}.", "\n".join(_details(top))]
+    if others:
+        parts.append("Other similar incidents:\n" + "\n".join(_bullets(others)))
+    return "\n\n".join(parts)
+
+
+def _list_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    records = _incident_records(outcomes)
+    heading = outcomes[0].text.splitlines()[0].rstrip(":")
+    if not records:
+        return (
+            f"I found nothing matching “{question.strip()}”: no {heading[0].lower()}{heading[1:]}."
+        )
+    count = f"{len(records)} incident{'s' if len(records) != 1 else ''}"
+    parts = [f"{count} — {heading[0].lower()}{heading[1:]}:", "\n".join(_bullets(records))]
+    if len(records) > MAX_LISTED:
+        parts.append(f"(and {len(records) - MAX_LISTED} more)")
+    return "\n\n".join(parts)
+
+
+def _incident_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    records = _incident_records(outcomes)
+    if not records:
+        return outcomes[0].text.splitlines()[0]
+    blocks = []
+    for record in records:
+        summary = _best_sentence(record.title, record) or record.title
+        blocks.append(f"{_reference(record)}.\n\n{summary}\n\n" + "\n".join(_details(record)))
+    return "\n\n".join(blocks)
+
+
+def _field_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """A follow-up about one incident: the asked-for fact first, then the record."""
+    records = _incident_records(outcomes)
+    if not records:
+        return outcomes[0].text.splitlines()[0]
+    record = records[0]
+    facet = next((name for name, pattern in _FACETS if pattern.search(question)), "")
+    lead = _FACT_WRITERS.get(facet, _from_body)(question, record)
+    return f"{lead}\n\nFrom {_reference(record)}:\n" + "\n".join(_details(record, skip=facet))
+
+
+def _mitigation(question: str, record: Record) -> str:
+    mitigation = record.get("Mitigation")
+    if not mitigation or mitigation == "not recorded":
+        return "The record does not say how it was mitigated. " + _from_body(question, record)
+    return mitigation
+
+
+def _root_cause(question: str, record: Record) -> str:
+    return record.get("Root Cause") or _from_body(question, record)
+
+
+def _accountable(question: str, record: Record) -> str:
+    party = record.get("Accountable Party")
+    if party:
+        return f"The accountable party was {party}."
+    return (
+        "The source names no outside party as accountable, so it sits with the team "
+        f"running {record.get('Impacted Application') or 'the service'}."
+    )
+
+
+def _repeat(question: str, record: Record) -> str:
+    if record.get("Repeat Incident") == "Yes":
+        return f"Yes: {record.id} is recorded as a repeat of an earlier incident."
+    return f"No: {record.id} is not recorded as a repeat incident."
+
+
+def _from_body(question: str, record: Record) -> str:
+    return _best_sentence(question, record) or "The record does not say."
+
+
+_FACT_WRITERS: dict[str, Callable[[str, Record], str]] = {
+    "mitigation": _mitigation,
+    "root_cause": _root_cause,
+    "accountable": _accountable,
+    "repeat": _repeat,
+}
+
+
+def _selection_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """ "Which of those ...": the remembered incidents that fit the question."""
+    records = _incident_records(outcomes)
+    matches = [r for r in records if _fits(question, r)]
+    if not matches:
+        return (
+            f"None of those {len(records)} incidents fits that, as far as the records say:\n"
+            + "\n".join(_bullets(records))
+        )
+    parts = [f"{len(matches)} of those {len(records)} incidents:"]
+    parts += [f"{_reference(r)}\n" + "\n".join(_details(r)) for r in matches]
+    return "\n\n".join(parts)
+
+
+def _fits(question: str, record: Record) -> bool:
+    """External causes and categories by the record's fields; else by topic words."""
+    if _EXTERNAL_RE.search(question):
+        return bool(record.get("Accountable Party")) or record.get("Category") == "dependency"
+    category = qp.parse_category(question)
+    if category:
+        return record.get("Category") == category
+    topic = _words(re.sub(r"\b(?:caused|cause|about|involv\w*|related)\b", " ", question))
+    return bool(topic & _words(record.text))
+
+
+def _superlative_answer(
+    question: str, outcomes: list[ToolOutcome], state: ConversationState
+) -> str:
+    """ "Which one had the broadest impact?": the one the others depend on, else the widest."""
+    records = _incident_records(outcomes)
+    if not records:
+        return "I could not re-read those incidents."
+    best = max(records, key=lambda r: _breadth(r, records))
+    reason = _best_sentence("impact affected customers services widespread", best)
+    others = [r for r in records if r is not best]
+    parts = [f"{_reference(best)} had the broadest impact.", reason, "\n".join(_details(best))]
+    if others:
+        parts.append("The others:\n" + "\n".join(_bullets(others)))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _breadth(record: Record, records: Sequence[Record]) -> float:
+    """Other incidents that mention this one's service count most; then breadth words."""
+    names = _words(record.get("Impacted Application")) - {"and", "the"}
+    referenced = sum(
+        len(names & _words(other.text)) > 1 for other in records if other is not record
+    )
+    affected = record.get("Impacted Application").count(",") + 1
+    return 3 * referenced + len(_BREADTH_WORDS.findall(record.text)) + affected / 10
+
+
+def _recurrence_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """ "Did it happen again?": similar incidents after the one in focus."""
+    focus = state.focus[0]
+    later = [
+        r
+        for r in _incident_records(outcomes)
+        if r.id != focus.incident_id and r.get("Occurred At") > focus.occurred_at
+    ]
+    if not later:
+        return f"I found no later incident like {focus.incident_id} ({focus.title})."
+    first = later[0]
+    parts = [
+        f"Yes. The closest later one is {_reference(first)}.",
+        "\n".join(_details(first)),
+        f"For comparison, the earlier one was **{focus.incident_id}** — {focus.title}.",
+    ]
+    if later[1:]:
+        parts.append("Other later incidents like it:\n" + "\n".join(_bullets(later[1:])))
+    return "\n\n".join(parts)
+
+
+def _documents_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    documents = [r for o in outcomes for r in o.records if r.is_document]
+    if not documents:
+        return f"I found no runbook or knowledge document matching “{question.strip()}”."
+    top, others = documents[0], documents[1:]
+    kind = top.get("Type").replace("_", " ") or "document"
+    parts = [
+        f"The most relevant {kind} is **{top.id}** — {top.title}.",
+        f"> {top.get('Excerpt')}" if top.get("Excerpt") else "",
+    ]
+    if state.focus:
+        parts.append(f"It applies to what we were looking at: **{state.focus[0].incident_id}**.")
+    if others:
+        parts.append(
+            "Also relevant:\n"
+            + "\n".join(f"- **{d.id}** — {d.title} ({d.get('Type')})" for d in others[:5])
+        )
+    return "\n\n".join(p for p in parts if p)
+
+
+Writer = Callable[[str, list[ToolOutcome], ConversationState], str]
+_WRITERS: dict[tuple[str, str | None], Writer] = {
+    ("search_knowledge", None): _documents_answer,
+    ("search_similar_incidents", None): _search_answer,
+    ("search_similar_incidents", "recurrence"): _recurrence_answer,
+    ("get_incidents_by_application", None): _list_answer,
+    ("get_recent_incidents", None): _list_answer,
+    ("lookup_incident_by_id", None): _incident_answer,
+    ("lookup_incident_by_id", "one"): _field_answer,
+    ("lookup_incident_by_id", "select_many"): _selection_answer,
+    ("lookup_incident_by_id", "superlative"): _superlative_answer,
+}
