@@ -70,7 +70,7 @@ class _Turn:
 
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     finish_reason: str | None = None
-    started: bool = False  # an event reached the caller: a retry would repeat it
+    started: bool = False  # text or a call reached the caller: a retry would repeat it
 
     def read(self, chunk: ChatCompletionChunk) -> list[ModelEvent]:
         events: list[ModelEvent] = []
@@ -154,7 +154,7 @@ class OpenAIChatModel:
         self, messages: list[ChatMessage], tools: list[ToolSpec]
     ) -> Generator[ModelEvent, None, _Problem | None]:
         """One request. Returns the problem if it failed before anything was yielded."""
-        turn = _Turn()
+        turn, problem = _Turn(), None
         try:
             yield from self._stream_turn(turn, messages, tools)
         # Anything at all: the contract is to never raise, and a server speaking
@@ -162,8 +162,8 @@ class OpenAIChatModel:
         except Exception as exc:
             problem = _problem_from(exc, self._timeout)
             self._log(problem, exc)
-            if not turn.started and turn.finish_reason is None:
-                return problem
+        if not turn.started and turn.finish_reason is None:
+            return problem or _Problem(CUT_OFF.removesuffix("."), True)  # nothing to repeat
         # A stream that stops without a finish reason lost the rest of the answer; one
         # that fails after it only lost the usage.
         yield End(turn.finish_reason) if turn.finish_reason else ModelFailure(CUT_OFF)
@@ -175,7 +175,8 @@ class OpenAIChatModel:
         with self._open(messages, tools) as chunks:  # closes the connection if we stop early
             for chunk in chunks:
                 for event in turn.read(chunk):
-                    turn.started = True
+                    # Usage may come twice across a retry: both attempts were billed.
+                    turn.started = turn.started or not isinstance(event, Usage)
                     yield event
 
     def _open(

@@ -180,6 +180,15 @@ def test_a_connection_dropped_before_any_text_is_retried(openai_server: OpenAISe
     assert len(openai_server.requests) == 2
 
 
+def test_a_stream_that_ends_before_anything_is_retried(openai_server: OpenAIServer) -> None:
+    openai_server.script(text_reply("", finish_reason=None), text_reply("Second try."))
+    events = ask(chat_model(openai_server))
+    assert "".join(texts(events)) == "Second try."
+    assert events[0] == Usage(42, 7)  # the empty attempt was billed too
+    assert events[-1] == End("stop")
+    assert len(openai_server.requests) == 2
+
+
 def test_a_long_retry_after_is_reported_instead_of_waited_for(openai_server: OpenAIServer) -> None:
     openai_server.script(error_reply(429, retry_after=120))
     events = ask(chat_model(openai_server))
