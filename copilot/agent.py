@@ -189,8 +189,9 @@ class _Run:
         Message.objects.filter(pk=turn.message.pk).update(content=turn.text)
         return time.monotonic()
 
-    def _check_cancel(self) -> None:
-        if time.monotonic() - self.last_cancel_check < CANCEL_CHECK_SECONDS:
+    def _check_cancel(self, *, now: bool = False) -> None:
+        """Between steps always; while tokens stream, a few times a second."""
+        if not now and time.monotonic() - self.last_cancel_check < CANCEL_CHECK_SECONDS:
             return
         self.last_cancel_check = time.monotonic()
         if selectors.agent_run_cancel_requested(run_id=self.run.pk):
@@ -222,7 +223,7 @@ class _Run:
                 call["id"], call["name"], result.count, latency_ms, result.data, result.error
             )
             yield from (StatusEvent(text) for text in _statuses_after(call["name"], result))
-            self._check_cancel()
+            self._check_cancel(now=True)
 
     def _call_tool(self, call: dict[str, Any]) -> tuple[ToolResult, int]:
         started = time.perf_counter()

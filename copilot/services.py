@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,11 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from copilot.chat_models.base import ChatModel
-from copilot.events import Event
+from copilot.events import DoneEvent, ErrorEvent, Event
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
+from copilot.selectors import agent_run_is_active
 from copilot.tools import ToolContext, ToolResult
 from incidentdesk.embeddings import embed_texts
-from incidentdesk.errors import NotFoundError, ValidationError
+from incidentdesk.errors import ConflictError, NotFoundError, UnavailableError, ValidationError
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text
 
@@ -98,6 +100,10 @@ def _golden_upsert(
 # --- conversations ---------------------------------------------------------------
 
 TITLE_MAX_CHARS = 200
+QUESTION_MAX_CHARS = 8000
+# A run still marked running after this long was cut off (a crash, a restart):
+# it no longer blocks new questions in its conversation.
+RUN_STALE_AFTER = dt.timedelta(minutes=10)
 COMMENT_MAX_CHARS = 4000
 
 
@@ -186,7 +192,20 @@ def conversation_reply(
     from copilot import agent
 
     _check_owner(conversation, user)
-    return agent.reply(conversation=conversation, text=text, model=model, context=context)
+    question = _checked_question(text)
+    if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
+        raise ConflictError("An answer is still being written in this conversation.")
+    return agent.reply(conversation=conversation, text=question, model=model, context=context)
+
+
+def _checked_question(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError("The question is empty.", {"text": "required"})
+    if len(text) > QUESTION_MAX_CHARS:
+        raise ValidationError(
+            f"The question is longer than {QUESTION_MAX_CHARS} characters.", {"text": "too long"}
+        )
+    return text.strip()
 
 
 # --- what the agent loop writes --------------------------------------------------
@@ -243,3 +262,58 @@ def tool_call_record(
         error=result.error,
         latency_ms=latency_ms,
     )
+
+
+# --- the REST API: chat without streaming, golden examples ------------------------------
+
+
+def conversation_for_question(
+    *, user: AbstractBaseUser, conversation_id: int | None = None
+) -> Conversation:
+    """The user's conversation to ask in, or a new one; NotFoundError for anyone else's."""
+    from copilot.selectors import conversation_get_for_user
+
+    if conversation_id is None:
+        return conversation_create(owner=user)
+    return conversation_get_for_user(conversation_id=conversation_id, user=user)
+
+
+def conversation_answer(
+    *, conversation: Conversation, user: AbstractBaseUser, text: str
+) -> DoneEvent:
+    """The whole answer at once: the `done` event of `conversation_reply`.
+
+    The stream is always read to its end (stopping early would record the
+    run as cancelled). An answer that ends in an error event raises it.
+    """
+    done: DoneEvent | None = None
+    error: ErrorEvent | None = None
+    for event in conversation_reply(conversation=conversation, user=user, text=text):
+        if isinstance(event, DoneEvent):
+            done = event
+        elif isinstance(event, ErrorEvent):
+            error = event
+    if done is not None:
+        return done
+    if error is not None and error.code == "cancelled":
+        raise ConflictError(error.message, {"code": error.code})
+    raise UnavailableError(error.message if error else "The copilot did not answer.")
+
+
+def golden_example_create(
+    *, question: str, answer: str, user: AbstractBaseUser | None = None, **fields: Any
+) -> GoldenExample:
+    """A new verified question and answer (embedded in the background)."""
+    example = GoldenExample(question=question, answer=answer, created_by=user, **fields)
+    return golden_example_save(example=example)
+
+
+def golden_example_update(*, example: GoldenExample, **fields: Any) -> GoldenExample:
+    """Change an example; a changed question is re-embedded in the background."""
+    for name, value in fields.items():
+        setattr(example, name, value)
+    return golden_example_save(example=example)
+
+
+def golden_example_delete(*, example: GoldenExample) -> None:
+    example.delete()

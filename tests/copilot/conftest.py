@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pytest_django.fixtures import Settings
 
+from incidents.services import incident_import_file
+from knowledge.services import knowledge_import_file
 from tests.copilot.openai_server import OpenAIServer
+from tests.factories import incident_row
 
 OPENAI_TEST_KEY = "sk-test-do-not-leak-4c1d"
 
@@ -32,3 +37,53 @@ def openai_settings(settings: Settings, openai_server: OpenAIServer) -> Settings
     settings.COPILOT_MAX_RETRIES = 2
     settings.COPILOT_RETRY_BACKOFF_SECONDS = 0.01
     return settings
+
+
+INCIDENTS = [
+    incident_row(
+        "INC-2025-08-24-001",
+        title="HTTP 403 errors in PayU Core after API key rotation",
+        impacted_application="PayU Core",
+        root_cause="The rotated merchant API key never reached the gateway's secret cache.",
+        mitigation="Re-synced the secret to every gateway pool and restarted the pods.",
+        body="Merchants got HTTP 403 for 40 minutes. About 1,200 payments failed.",
+        occurred_at="2025-08-24",
+    ),
+    incident_row(
+        "INC-2025-09-01-001",
+        title="Settlement report missing rows after DST change",
+        impacted_application="Settlement & Reporting",
+        root_cause="A timezone bug cut the last hour of the day from the report.",
+        mitigation="Re-ran the report with UTC boundaries.",
+        body="Finance noticed totals that did not match for one day.",
+        occurred_at="2025-09-01",
+    ),
+    incident_row(
+        "INC-2025-10-02-001",
+        title="Checkout latency from exhausted database connection pool",
+        impacted_application="Checkout Gateway",
+        root_cause="A slow query held connections until the pool ran dry.",
+        mitigation="Killed the query, added an index and raised the pool size.",
+        body="Checkout p99 latency rose to 9 seconds for 25 minutes.",
+        occurred_at="2025-10-02",
+    ),
+]
+DOCUMENTS = [
+    {"doc_id": "KB-RB-001", "title": "Rotating PayU Core API keys without 403s",
+     "type": "runbook", "services": ["PayU Core"], "tags": ["api-key", "403"],
+     "body": "## Steps\n1. Sync the new key to every gateway pool.\n2. Restart the pods."},
+    {"doc_id": "KB-KI-001", "title": "Gateway secret caches keep old keys for a day",
+     "type": "known_issue", "services": ["Checkout Gateway"], "tags": ["secrets"],
+     "body": "## Issue\nGateway pools cache secrets for 24 hours after a rotation."},
+]  # fmt: skip
+
+
+@pytest.fixture
+def desk(db: None, tmp_path: Path) -> None:
+    """A small active corpus: three incidents and two documents."""
+    incidents = tmp_path / "incidents.jsonl"
+    incidents.write_text("\n".join(json.dumps(row) for row in INCIDENTS))
+    incident_import_file(path=incidents, dataset_name="ops", activate=True)
+    documents = tmp_path / "kb.jsonl"
+    documents.write_text("\n".join(json.dumps(doc) for doc in DOCUMENTS))
+    knowledge_import_file(path=documents, dataset_name="kb", activate=True)
