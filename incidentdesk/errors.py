@@ -27,3 +27,7 @@ class ValidationError(IncidentDeskError):
 
 class ConflictError(IncidentDeskError):
     """The request clashes with the current state (e.g. a run already in progress)."""
+
+
+class UnavailableError(IncidentDeskError):
+    """Something the answer depends on (the chat model) failed; trying again may work."""
