@@ -197,3 +197,15 @@ def test_history_keeps_the_latest_whole_turns_within_the_budget(alice: User) -> 
     kept = conversation_history(conversation=conversation, token_budget=400)
     assert [m.role for m in kept] == ["user", "assistant", "user", "assistant"]
     assert kept[0].content.startswith("q4")
+
+
+def test_staff_see_runs_read_only_in_the_admin(alice: User, bob: User, client) -> None:
+    conversation = conversation_create(owner=alice)
+    done = done_of(ask(conversation, alice, "What was the settlement report bug?"))
+    client.force_login(bob)
+    page = client.get(f"/admin/copilot/agentrun/{done.run_id}/change/")
+    assert page.status_code == 200
+    assert b"search_similar_incidents" in page.content
+    assert client.get("/admin/copilot/agentrun/add/").status_code == 403
+    client.force_login(alice)
+    assert client.get(f"/admin/copilot/agentrun/{done.run_id}/change/").status_code == 302
