@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.http import urlencode
+from django.utils.text import Truncator
 
-from copilot.models import AgentRun, GoldenExample, ToolCall
+from copilot.models import AgentRun, AnswerForReview, Conversation, GoldenExample, Message, ToolCall
+from copilot.selectors import (
+    message_annotate_for_review,
+    message_get_for_review,
+    message_list_disliked,
+)
 from copilot.services import golden_example_save
 
 
@@ -23,6 +33,18 @@ class GoldenExampleAdmin(admin.ModelAdmin[GoldenExample]):
     @admin.display(boolean=True, description="Embedded")
     def is_embedded(self, obj: GoldenExample) -> bool:
         return not obj.needs_embedding
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """`?from_message=<id>` (the review queue's promote): the answer, ready for correction."""
+        initial = dict(super().get_changeform_initial_data(request))
+        if "from_message" in request.GET:
+            answer = message_get_for_review(message_id=request.GET["from_message"])
+            initial |= {
+                "question": getattr(answer, "question", "") or "",
+                "answer": answer.content,
+                "source": GoldenExample.Source.FEEDBACK,
+            }
+        return initial
 
     def save_model(self, request: HttpRequest, obj: GoldenExample, form: Any, change: bool) -> None:
         if not change:
@@ -70,3 +92,99 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[AgentRun]):
     @admin.display(description="Dropped citations")
     def dropped_count(self, obj: AgentRun) -> int:
         return len(obj.citations_dropped)
+
+
+# --- curation: conversations for audit, the thumbs-down review queue ----------------------
+
+
+MESSAGE_FIELDS = ("created_at", "role", "content", "tool_name", "citations", "feedback", "run")
+REVIEW_FIELDS = (
+    "question_text", "content", "feedback_comment", "tools", "citations", "owner",
+    "feedback_at", "run",
+)  # fmt: skip
+
+
+class MessageInline(ReadOnlyAdminMixin, admin.TabularInline[Message, Conversation]):
+    model = Message
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = MESSAGE_FIELDS
+
+
+@admin.register(Conversation)
+class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Conversation]):
+    """Every conversation, read-only, for audit (deleting is the owner's call)."""
+
+    list_display = ["pk", "title", "owner", "message_count", "updated_at"]
+    list_select_related = ["owner"]
+    search_fields = ["title", "owner__username"]
+    readonly_fields = ["owner", "title", "tracing_enabled", "state", "created_at", "updated_at"]
+    inlines = [MessageInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
+        return super().get_queryset(request).annotate(message_count=Count("messages"))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="Messages", ordering="message_count")
+    def message_count(self, obj: Conversation) -> int:
+        return int(obj.message_count)  # type: ignore[attr-defined]
+
+
+@admin.register(AnswerForReview)
+class AnswerForReviewAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[AnswerForReview]):
+    """Thumbs-down answers, newest first: read, then promote a corrected one to golden."""
+
+    list_display = [
+        "question_text", "answer_text", "feedback_comment", "tools", "owner", "feedback_at",
+        "promote_link",
+    ]  # fmt: skip
+    list_display_links = None
+    ordering = ["-feedback_at", "-pk"]
+    search_fields = ["content", "feedback_comment"]
+    actions = ["promote"]
+    fields = readonly_fields = REVIEW_FIELDS
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AnswerForReview]:
+        disliked = super().get_queryset(request).filter(pk__in=message_list_disliked().values("pk"))
+        return message_annotate_for_review(disliked).select_related("conversation__owner", "run")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="Question")
+    def question_text(self, obj: AnswerForReview) -> str:
+        return Truncator(getattr(obj, "question", "") or "").chars(200)
+
+    @admin.display(description="Answer")
+    def answer_text(self, obj: AnswerForReview) -> str:
+        return Truncator(obj.content).chars(300)
+
+    @admin.display(description="Tools used")
+    def tools(self, obj: AnswerForReview) -> str:
+        return ", ".join(getattr(obj, "tools_used", None) or []) or "none"
+
+    @admin.display(description="Asked by", ordering="conversation__owner__username")
+    def owner(self, obj: AnswerForReview) -> str:
+        return str(obj.conversation.owner)
+
+    @admin.display(description="")
+    def promote_link(self, obj: AnswerForReview) -> str:
+        return format_html('<a class="button" href="{}">Promote…</a>', promote_url(obj.pk))
+
+    @admin.action(description="Promote to golden example (opens the form for correction)")
+    def promote(
+        self, request: HttpRequest, queryset: QuerySet[AnswerForReview]
+    ) -> HttpResponseRedirect | None:
+        if queryset.count() != 1:
+            self.message_user(request, "Promote one answer at a time.", messages.WARNING)
+            return None
+        return HttpResponseRedirect(promote_url(queryset.get().pk))
+
+
+def promote_url(message_id: int) -> str:
+    """The golden-example add form, pre-filled from a reviewed answer."""
+    return (
+        reverse("admin:copilot_goldenexample_add") + "?" + urlencode({"from_message": message_id})
+    )

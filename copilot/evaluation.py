@@ -20,10 +20,11 @@ from django.utils import timezone
 
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
-from copilot.models import Conversation
+from copilot.models import Conversation, GoldenExample
 from copilot.router import Route, route
+from copilot.selectors import golden_example_list
 from copilot.services import conversation_create, conversation_reply
-from copilot.tools import ToolContext
+from copilot.tools import ToolContext, cited_ids_in
 from incidents import selectors as incident_selectors
 from incidents.importers import read_rows
 from incidents.models import Dataset, DatasetVersion
@@ -387,4 +388,90 @@ def _conversation_figures(
         "answer_mentions": _mean([float(c.mentions_ok) for c in results]),
         "relevant_cited": _mean([float(c.cited_ok) for c in results]),
         "misses": [r.qid for r in items if r.conversation and not r.conversation.passed],
+    }
+
+
+# --- golden examples as regression cases (manage.py evaluate --golden) -------------------
+
+
+@dataclass(frozen=True)
+class GoldenResult:
+    """One golden question replayed: the ids its verified answer cites vs the copilot's."""
+
+    example_id: int
+    question: str
+    expected: list[str]
+    cited: list[str]
+    error: str = ""
+
+    @property
+    def missing(self) -> list[str]:
+        return sorted(set(self.expected) - set(self.cited))
+
+    @property
+    def extra(self) -> list[str]:
+        return sorted(set(self.cited) - set(self.expected))
+
+    @property
+    def scored(self) -> bool:
+        """A golden answer that cites no id (a procedure) has nothing to compare."""
+        return bool(self.expected)
+
+    @property
+    def passed(self) -> bool:
+        """Every id of the golden answer is cited again; extra ids are reported, not failed."""
+        return not self.error and not self.missing
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.example_id,
+            "question": self.question,
+            "expected": self.expected,
+            "cited": self.cited,
+            "missing": self.missing,
+            "extra": self.extra,
+            "same_ids": set(self.expected) == set(self.cited),
+            "scored": self.scored,
+            "passed": self.passed,
+            "error": self.error,
+        }
+
+
+def golden_replay(example: GoldenExample) -> GoldenResult:
+    """Ask the golden question in a throwaway conversation of the evaluation user (offline)."""
+    user = _evaluation_user()
+    conversation = conversation_create(owner=user)
+    answer, error = "", ""
+    for event in conversation_reply(
+        conversation=conversation, user=user, text=example.question, model=OfflineChatModel()
+    ):
+        if isinstance(event, DoneEvent):
+            answer = event.content
+        elif isinstance(event, ErrorEvent):
+            error = event.message
+    return GoldenResult(
+        example.pk,
+        example.question,
+        list(dict.fromkeys(cited_ids_in(example.answer))),
+        list(dict.fromkeys(cited_ids_in(answer))),
+        error,
+    )
+
+
+def evaluate_golden() -> dict[str, Any]:
+    """1. replay every active golden question; 2. compare cited ids; 3. clean up."""
+    started = time.perf_counter()
+    examples = golden_example_list(filters={"is_active": "true"}).order_by("pk")
+    try:
+        results = [golden_replay(example) for example in examples]
+    finally:
+        conversation_cleanup()
+    scored = [r for r in results if r.scored]
+    return {
+        "examples": len(results),
+        "scored": len(scored),
+        "passed": sum(r.passed for r in scored),
+        "failed": [r.example_id for r in scored if not r.passed],
+        "results": [r.as_dict() for r in results],
+        "seconds": round(time.perf_counter() - started, 1),
     }

@@ -344,3 +344,16 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.what[:60]}"
+
+
+class AnswerForReview(Message):
+    """A thumbs-down answer, as the curators' review queue in the admin shows it.
+
+    A proxy: the rows are Messages; the admin lists them through
+    `copilot.selectors.message_list_for_review`.
+    """
+
+    class Meta:
+        proxy = True
+        verbose_name = "answer to review"
+        verbose_name_plural = "answers to review (thumbs down)"

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Prefetch, QuerySet
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from copilot.filtersets import GoldenExampleFilter
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
 from incidentdesk.embeddings import embed_query
 from incidentdesk.errors import NotFoundError
+from incidentdesk.filtering import filter_queryset
 
 GOLDEN_MIN_SIMILARITY = 0.6
 
@@ -180,3 +185,59 @@ def message_turn_for_user(*, message_id: int | str, user: AbstractBaseUser | Ano
         if turn.answer is not None and turn.answer.pk == message.pk:
             return turn
     raise NotFoundError(f"Message {message_id} not found.")
+
+
+# --- the API and the admin's review queue ---------------------------------------------
+
+
+def golden_example_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[GoldenExample]:
+    examples = GoldenExample.objects.select_related("created_by").order_by("-updated_at", "-pk")
+    return filter_queryset(GoldenExampleFilter, filters, examples)
+
+
+def golden_example_get(*, example_id: int) -> GoldenExample:
+    example = GoldenExample.objects.select_related("created_by").filter(pk=example_id).first()
+    if example is None:
+        raise NotFoundError(f"Golden example {example_id} not found.")
+    return example
+
+
+def message_annotate_for_review[M: Message](messages: QuerySet[M]) -> QuerySet[M]:
+    """Adds what a curator reads on one line of the review queue.
+
+    `question`: the user message the answer replied to; `tools_used`: the
+    names of the tools its run called.
+    """
+    question = (
+        Message.objects.filter(
+            conversation=OuterRef("conversation"),
+            role=Message.Role.USER,
+            created_at__lte=OuterRef("created_at"),
+        )
+        .order_by("-created_at", "-pk")
+        .values("content")[:1]
+    )
+    tools = (
+        ToolCall.objects.filter(run=OuterRef("run"))
+        .order_by()
+        .values("run")
+        .annotate(names=ArrayAgg("name", distinct=True, ordering="name"))
+        .values("names")
+    )
+    annotated: QuerySet[M] = messages.annotate(  # type: ignore[assignment]
+        question=Subquery(question), tools_used=Subquery(tools)
+    )
+    return annotated
+
+
+def message_list_for_review() -> QuerySet[Message]:
+    """The thumbs-down queue, newest first, with each answer's question and tools."""
+    return message_annotate_for_review(message_list_disliked())
+
+
+def message_get_for_review(*, message_id: int | str) -> Message:
+    """A thumbs-down answer of anyone (curators promote them); NotFoundError otherwise."""
+    try:
+        return message_list_for_review().get(pk=int(message_id))
+    except (Message.DoesNotExist, ValueError, TypeError):
+        raise NotFoundError(f"Answer {message_id} is not in the review queue.") from None

@@ -301,7 +301,7 @@ def conversation_answer(
 
 
 def golden_example_create(
-    *, question: str, answer: str, user: AbstractBaseUser | None = None, **fields: Any
+    *, question: str, answer: str, user: User | None = None, **fields: Any
 ) -> GoldenExample:
     """A new verified question and answer (embedded in the background)."""
     example = GoldenExample(question=question, answer=answer, created_by=user, **fields)

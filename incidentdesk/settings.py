@@ -55,6 +55,10 @@ INSTALLED_APPS = [
     "allauth.account",
     "channels",
     "rest_framework",
+    "rest_framework.authtoken",  # API tokens for service accounts (admin + create_service_token)
+    "django_filters",  # API list filters (one FilterSet per resource)
+    "drf_spectacular",  # OpenAPI 3 schema at /api/schema/
+    "drf_spectacular_sidecar",  # Swagger UI files served locally, so /api/docs/ works offline
     "incidentdesk",  # project commands: serve, load_demo
     "incidents",
     "knowledge",
@@ -182,13 +186,64 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
 # --- REST framework -------------------------------------------------------------
 
+# Per-client request rates ("N/second|minute|hour|day"): anonymous callers by
+# IP, users and service tokens per account; chat runs the agent, so it gets
+# its own, stricter budget.
+def _throttle_rate(name: str, default: str) -> str:
+    """A DRF rate such as 20/minute; a typo fails start-up, not the first request."""
+    value = env_str(name, default)
+    count, _, period = value.partition("/")
+    if not (count.isdigit() and period[:1] in {"s", "m", "h", "d"}):
+        raise ImproperlyConfigured(f"{name} must look like 20/minute, got {value!r}")
+    return value
+
+
+API_THROTTLE_ANON = _throttle_rate("API_THROTTLE_ANON", "60/minute")
+API_THROTTLE_USER = _throttle_rate("API_THROTTLE_USER", "600/minute")
+API_THROTTLE_CHAT = _throttle_rate("API_THROTTLE_CHAT", "10/minute")
+
 REST_FRAMEWORK = {
+    # Token first: an unauthenticated call gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "incidentdesk.api.pagination.Pagination",
     "PAGE_SIZE": 25,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "incidentdesk.api.throttling.AnonThrottle",
+        "incidentdesk.api.throttling.UserThrottle",
+        "incidentdesk.api.throttling.ScopedThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": API_THROTTLE_ANON,
+        "user": API_THROTTLE_USER,
+        "chat": API_THROTTLE_CHAT,
+    },
+    "EXCEPTION_HANDLER": "incidentdesk.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "IncidentDesk API",
+    "DESCRIPTION": (
+        "Past incidents, knowledge documents, datasets and the copilot. "
+        "Authenticate with a session or `Authorization: Token <key>`."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "DEFAULT_GENERATOR_CLASS": "incidentdesk.api.schema.SchemaGenerator",
+    # Every operation documents the one error format for the statuses it can return.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "incidentdesk.api.schema.add_error_responses",
+    ],
 }
 
 # --- static files and uploads ---------------------------------------------------
@@ -238,6 +293,9 @@ if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
 # them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).
 IMPORT_REBUILD_INDEX_THRESHOLD = env_int("IMPORT_REBUILD_INDEX_THRESHOLD", 5000, minimum=1)
+# Knowledge documents last validated longer ago than this are flagged as stale
+# in the admin and in cited answers.
+KNOWLEDGE_STALE_DAYS = env_int("KNOWLEDGE_STALE_DAYS", 180, minimum=1)
 
 # --- incident intake and tickets ------------------------------------------------
 

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", incident_views.home, name="home"),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
+    path("api/", include("incidentdesk.api.urls")),
 ]

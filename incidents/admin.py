@@ -7,13 +7,38 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
 from incidentdesk.errors import IncidentDeskError
-from incidents import services
+from incidents import selectors, services
 from incidents.importers import FORMATS
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
+
+
+def confirmation(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    queryset: QuerySet[Any],
+    diffs: list[selectors.VersionDiff],
+    action: str,
+    confirm_label: str,
+) -> TemplateResponse:
+    """The page between an activate/rollback action and its effect: counts and ids that change."""
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": f"{confirm_label.removeprefix('Yes, ').capitalize()}: what changes",
+        "opts": model_admin.model._meta,
+        "diffs": diffs,
+        "queryset": queryset,
+        "action": action,
+        "confirm_label": confirm_label,
+        "action_checkbox_name": ACTION_CHECKBOX_NAME,
+    }
+    template = "admin/incidents/version_change_confirmation.html"
+    return TemplateResponse(request, template, context)
 
 
 @admin.register(Dataset)
@@ -23,8 +48,14 @@ class DatasetAdmin(admin.ModelAdmin[Dataset]):
     search_fields = ["name"]
     actions = ["rollback"]
 
-    @admin.action(description="Roll back to the previously active version")
-    def rollback(self, request: HttpRequest, queryset: QuerySet[Dataset]) -> None:
+    @admin.action(description="Roll back to the previously active version (shows what changes)")
+    def rollback(
+        self, request: HttpRequest, queryset: QuerySet[Dataset]
+    ) -> TemplateResponse | None:
+        if not request.POST.get("confirmed"):
+            previous = [selectors.dataset_version_previous(dataset=d) for d in queryset]
+            diffs = [selectors.dataset_version_diff(version=v) for v in previous if v]
+            return confirmation(self, request, queryset, diffs, "rollback", "Yes, roll back")
         for dataset in queryset:
             try:
                 version = services.dataset_version_rollback(dataset=dataset)
@@ -32,6 +63,7 @@ class DatasetAdmin(admin.ModelAdmin[Dataset]):
                 self.message_user(request, exc.message, messages.ERROR)
             else:
                 self.message_user(request, f"{dataset.name}: {version.label} is active again")
+        return None
 
 
 @admin.register(DatasetVersion)
@@ -49,9 +81,16 @@ class DatasetVersionAdmin(admin.ModelAdmin[DatasetVersion]):
     ]  # fmt: skip
     actions = ["activate", "archive"]
 
-    @admin.action(description="Activate (the current active version is archived)")
-    def activate(self, request: HttpRequest, queryset: QuerySet[DatasetVersion]) -> None:
+    @admin.action(description="Activate (shows what changes; the active version is archived)")
+    def activate(
+        self, request: HttpRequest, queryset: QuerySet[DatasetVersion]
+    ) -> TemplateResponse | None:
+        if not request.POST.get("confirmed"):
+            versions = queryset.select_related("dataset")
+            diffs = [selectors.dataset_version_diff(version=v) for v in versions]
+            return confirmation(self, request, queryset, diffs, "activate", "Yes, activate")
         self._apply(request, queryset, services.dataset_version_activate, "is active")
+        return None
 
     @admin.action(description="Archive (take out of search)")
     def archive(self, request: HttpRequest, queryset: QuerySet[DatasetVersion]) -> None:

@@ -27,12 +27,12 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from incidentdesk.embeddings import embed_texts, get_embedder
-from incidentdesk.errors import IncidentDeskError
+from incidentdesk.errors import ConflictError, IncidentDeskError, ValidationError
 from incidents import importers
 from incidents.importers import ParsedRow, RowError, SourceRow
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, IncidentChunk
-from incidents.parsing import incident_chunk_texts
-from incidents.selectors import forget_active_versions
+from incidents.parsing import incident_chunk_texts, normalize_incident_id
+from incidents.selectors import dataset_version_previous, forget_active_versions
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
     current = {v.pk: v for v in versions}
     target = current[version.pk]
     if target.status == DatasetVersion.Status.BUILDING:
-        raise IncidentDeskError(
+        raise ConflictError(
             f"version {target.label} is still building and cannot be activated",
             {"version": target.pk, "status": target.status},
         )
@@ -109,7 +109,7 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
 def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
     """Take a version out of search (an active one leaves the dataset with none)."""
     if version.status == DatasetVersion.Status.BUILDING:
-        raise IncidentDeskError(f"version {version.label} is still building")
+        raise ConflictError(f"version {version.label} is still building")
     version.status = DatasetVersion.Status.ARCHIVED
     version.save(update_fields=["status"])
     forget_active_versions()
@@ -119,13 +119,9 @@ def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
 
 def dataset_version_rollback(*, dataset: Dataset) -> DatasetVersion:
     """Re-activate the version that was active before the current one."""
-    previous = (
-        dataset.versions.filter(status=DatasetVersion.Status.ARCHIVED, activated_at__isnull=False)
-        .order_by("-activated_at")
-        .first()
-    )
+    previous = dataset_version_previous(dataset=dataset)
     if previous is None:
-        raise IncidentDeskError(f"dataset {dataset.name} has no earlier version to roll back to")
+        raise ConflictError(f"dataset {dataset.name} has no earlier version to roll back to")
     return dataset_version_activate(version=previous)
 
 
@@ -509,3 +505,107 @@ def _import_job_finish(job: ImportJob, status: str, message: str) -> ImportJob:
     job.finished_at = timezone.now()
     job.save()
     return job
+
+
+# --- API writes: datasets, uploads, single incidents --------------------------------
+
+
+def dataset_create(*, name: str, kind: str, description: str = "") -> Dataset:
+    """A new, empty dataset; its versions come from uploads and imports."""
+    slug = slugify(name)
+    if Dataset.objects.filter(models.Q(name=name) | models.Q(slug=slug)).exists():
+        raise ConflictError(f"A dataset named {name!r} already exists.", {"name": name})
+    dataset = Dataset(name=name, slug=slug, kind=kind, description=description)
+    dataset.full_clean()
+    dataset.save()
+    return dataset
+
+
+def dataset_upload(
+    *,
+    dataset: Dataset,
+    uploaded_file: Any,
+    label: str = "",
+    file_format: str = "",
+    activate: bool = False,
+    user: User | None = None,
+) -> ImportJob:
+    """Queue the import of an uploaded file into a new version of `dataset`.
+
+    Never into an existing version: an upload must not change what people
+    search until someone activates it (or asked for `activate`).
+    """
+    label = label.strip() or _next_version_label(dataset)
+    if dataset.versions.filter(label=label).exists():
+        raise ConflictError(
+            f"Dataset {dataset.name} already has a version {label}; uploads need a new label.",
+            {"version_label": label},
+        )
+    try:
+        importers.detect_format(Path(uploaded_file.name or ""), file_format or None)
+    except importers.ImportFileError as exc:
+        raise ValidationError(str(exc), {"file": str(exc)}) from exc
+    return import_job_create(
+        dataset=dataset,
+        label=label,
+        uploaded_file=uploaded_file,
+        file_format=file_format,
+        activate=activate,
+        user=user,
+    )
+
+
+def _next_version_label(dataset: Dataset) -> str:
+    taken = set(dataset.versions.values_list("label", flat=True))
+    number = len(taken) + 1
+    while f"v{number}" in taken:
+        number += 1
+    return f"v{number}"
+
+
+def incident_create(*, version: DatasetVersion, data: dict[str, Any]) -> Incident:
+    """Add one incident to a version, validated, hashed and embedded like an imported row."""
+    _check_incident_version(version)
+    key = normalize_incident_id(str(data.get("incident_id") or ""))
+    if version.incidents.filter(incident_id=key).exists():
+        raise ConflictError(f"Incident {key} already exists in {version.label}.", {"key": key})
+    return _incident_write(version, data)
+
+
+def incident_update(*, incident: Incident, changes: dict[str, Any]) -> Incident:
+    """Change some fields of an incident; it is re-validated and re-embedded as a whole."""
+    _check_incident_version(incident.version)
+    row = _incident_row(incident) | changes | {"incident_id": incident.incident_id}
+    return _incident_write(incident.version, row)
+
+
+def _check_incident_version(version: DatasetVersion) -> None:
+    if version.dataset.kind != Dataset.Kind.INCIDENTS:
+        raise ValidationError(
+            f"{version} holds knowledge documents, not incidents.", {"version": "not incidents"}
+        )
+    if version.status in {DatasetVersion.Status.BUILDING, DatasetVersion.Status.ARCHIVED}:
+        raise ConflictError(f"{version} is {version.status}; write to a ready or active version.")
+
+
+def _incident_row(incident: Incident) -> dict[str, Any]:
+    """The incident as an import row (the inverse of importers.parse_incident)."""
+    row = {name: getattr(incident, name) for name in importers.INCIDENT_FIELDS}
+    return {**incident.extra, **row, "occurred_at": _iso(incident.occurred_at)}
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def _incident_write(version: DatasetVersion, data: dict[str, Any]) -> Incident:
+    """One row through the import engine: the same rules, hash and chunks as a file."""
+    row = SourceRow(1, {name: _iso(value) for name, value in data.items()})
+    parsed, errors = importers.parse_incident(row)
+    if parsed is None:
+        fields = {error.field or "non_field": error.reason for error in errors}
+        raise ValidationError(f"Invalid incident: {errors[0]}", fields)
+    rows_import(spec=INCIDENT_SPEC, version=version, rows=[row])
+    return Incident.objects.select_related("version__dataset").get(
+        version=version, incident_id=parsed.key
+    )

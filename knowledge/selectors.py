@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import BooleanField, Case, F, Q, QuerySet, When
+from django.utils import timezone
 
+from incidentdesk.errors import NotFoundError
+from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.selectors import chunks_hybrid_rank, content_words
+from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
 PREVIEW_CHARS = 240
@@ -123,3 +132,66 @@ def search_knowledge(
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
+
+
+# --- API lists, staleness ---------------------------------------------------------
+
+
+def knowledge_stale_q(*, now: dt.datetime | None = None) -> Q:
+    """Documents to flag as stale, as a filter: the rule of `document_freshness`."""
+    # age.days > N there means at least N + 1 whole days here.
+    cutoff = (now or timezone.now()) - dt.timedelta(days=settings.KNOWLEDGE_STALE_DAYS + 1)
+    return Q(last_validated_at__isnull=True) | Q(last_validated_at__lte=cutoff)
+
+
+def knowledge_document_annotate_stale(
+    documents: QuerySet[KnowledgeDocument],
+) -> QuerySet[KnowledgeDocument]:
+    """Adds `is_stale` in SQL, so lists can show and sort by it without a query per row."""
+    return documents.annotate(
+        is_stale=Case(
+            When(knowledge_stale_q(), then=True), default=False, output_field=BooleanField()
+        )
+    )
+
+
+def knowledge_stale_ids(ids: Iterable[str]) -> set[str]:
+    """Which of `ids` are active documents flagged as stale (incident ids are ignored).
+
+    The copilot calls it with the ids an answer cites, to say which sources
+    nobody has validated for KNOWLEDGE_STALE_DAYS.
+    """
+    wanted = {i.strip().upper() for i in ids if i and i.strip()}
+    if not wanted:
+        return set()
+    stale = document_scope().filter(knowledge_stale_q(), doc_id__in=wanted)
+    return set(stale.values_list("doc_id", flat=True))
+
+
+def knowledge_document_list_for_user(
+    *, user: AbstractBaseUser | AnonymousUser, filters: Mapping[str, Any] | None = None
+) -> QuerySet[KnowledgeDocument]:
+    """The API's list: active documents filtered; staff may name any version."""
+    filters = filters or {}
+    staff_pinned = getattr(user, "is_staff", False) and filters.get("version")
+    documents = KnowledgeDocument.objects.all() if staff_pinned else document_scope()
+    documents = knowledge_document_annotate_stale(
+        documents.select_related("version__dataset").order_by("doc_id", "pk")
+    )
+    return filter_queryset(KnowledgeDocumentFilter, filters, documents)
+
+
+def knowledge_document_get_for_user(
+    *, doc_id: str, user: AbstractBaseUser | AnonymousUser, version_id: int | None = None
+) -> KnowledgeDocument:
+    """An active document (staff: from any version with `version_id`); NotFoundError otherwise."""
+    filters = {"version": version_id} if version_id else {}
+    found = (
+        knowledge_document_list_for_user(user=user, filters=filters)
+        .filter(doc_id=doc_id.strip().upper())
+        .order_by(F("version__activated_at").desc(nulls_last=True))
+        .first()
+    )
+    if found is None:
+        raise NotFoundError(f"Document {doc_id} not found.")
+    return found

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import connections
+from rest_framework.test import APIClient
 
 from incidents.selectors import forget_cached_scopes
 from tests.factories import UserFactory
@@ -51,3 +53,22 @@ def _close_db_connections() -> Iterator[None]:
     for connection in connections.all(initialized_only=True):
         if connection.connection is not None and not connection.in_atomic_block:
             connection.close()
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def roomy_api_rates(settings: Any) -> None:
+    """Throttle counters live in the shared Redis cache: tests get rates they never reach
+    (test_api_errors sets low ones on purpose)."""
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            "anon": "10000/minute",
+            "user": "10000/minute",
+            "chat": "10000/minute",
+        },
+    }

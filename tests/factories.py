@@ -67,3 +67,47 @@ def incident_row(incident_id: str, **fields: object) -> dict[str, object]:
         "body": "Checkout requests timed out for 20 minutes.",
         **fields,
     }
+
+
+# --- API and curation (issue 6) ---------------------------------------------------------
+
+
+class KnowledgeDocumentFactory(factory.django.DjangoModelFactory):
+    """A document without chunks (lists and details need none; search needs the import)."""
+
+    class Meta:
+        model = "knowledge.KnowledgeDocument"
+
+    version = factory.SubFactory(DatasetVersionFactory, dataset__kind=Dataset.Kind.KNOWLEDGE)
+    doc_id = factory.Sequence(lambda n: f"KB-RB-{n:03d}")
+    title = factory.Sequence(lambda n: f"Runbook number {n}")
+    type = "runbook"
+    services = factory.LazyFunction(lambda: ["PayU Core"])
+    body = "## Steps\n1. Restart the pods."
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "copilot.Conversation"
+
+    owner = factory.SubFactory(UserFactory)
+    title = factory.Sequence(lambda n: f"Conversation {n}")
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "copilot.Message"
+
+    conversation = factory.SubFactory(ConversationFactory)
+    role = "assistant"
+    content = "INC-2025-03-04-001 was caused by an exhausted connection pool."
+
+
+class GoldenExampleFactory(factory.django.DjangoModelFactory):
+    """Not embedded: golden_example_embed (or the Celery task) does that."""
+
+    class Meta:
+        model = "copilot.GoldenExample"
+
+    question = factory.Sequence(lambda n: f"Why did checkout fail on day {n}?")
+    answer = "See INC-2025-03-04-001: the connection pool was exhausted."

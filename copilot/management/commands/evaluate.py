@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from copilot.evaluation import evaluate
+from copilot.evaluation import evaluate, evaluate_golden
 from incidents.importers import ImportFileError
 
 
@@ -16,12 +16,26 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--incidents", type=Path, required=True, help="incidents JSONL file")
-        parser.add_argument("--knowledge", type=Path, required=True, help="knowledge JSONL file")
-        parser.add_argument("--queries", type=Path, required=True, help="labelled questions JSONL")
+        parser.add_argument("--incidents", type=Path, help="incidents JSONL file")
+        parser.add_argument("--knowledge", type=Path, help="knowledge JSONL file")
+        parser.add_argument("--queries", type=Path, help="labelled questions JSONL")
+        parser.add_argument(
+            "--golden",
+            action="store_true",
+            help="instead: replay every active golden question through the copilot (offline, "
+            "active datasets) and report whether the answer cites the golden answer's ids",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["golden"]:
+            self.handle_golden(as_json=options["json"])
+            return
+        missing = [
+            f"--{name}" for name in ("incidents", "knowledge", "queries") if not options[name]
+        ]
+        if missing:
+            raise CommandError(f"{', '.join(missing)} required (or --golden)")
         try:
             report = evaluate(
                 incidents_path=options["incidents"],
@@ -45,3 +59,25 @@ class Command(BaseCommand):
         for name, goal in report["goals"].items():
             mark = "ok  " if goal["met"] else "MISS"
             self.stdout.write(f"  {mark} {name:<24} {goal['measured']:.3f} (goal {goal['goal']})")
+
+    def handle_golden(self, *, as_json: bool) -> None:
+        """1. replay; 2. one line per example; 3. exit non-zero when one regressed."""
+        report = evaluate_golden()
+        if as_json:
+            self.stdout.write(json.dumps(report, indent=2))
+        else:
+            self.write_golden(report)
+        if report["failed"]:
+            raise CommandError(f"{len(report['failed'])} golden example(s) regressed")
+
+    def write_golden(self, report: dict[str, Any]) -> None:
+        for result in report["results"]:
+            mark = "ok  " if result["passed"] else "MISS"
+            mark = mark if result["scored"] else "--  "
+            detail = f"missing {result['missing']}" if result["missing"] else ""
+            detail += f" extra {result['extra']}" if result["extra"] else ""
+            self.stdout.write(f"  {mark} #{result['id']} {result['question'][:60]!r} {detail}")
+        self.stdout.write(
+            f"{report['passed']}/{report['scored']} golden answers cite the same ids "
+            f"({report['examples']} examples, {report['seconds']}s)"
+        )

@@ -1,0 +1,140 @@
+"""OpenAPI helpers: the error format on every operation, filters and pages documented.
+
+Used by drf-spectacular (settings.SPECTACULAR_SETTINGS) and the API views.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from drf_spectacular import generators
+from drf_spectacular.generators import EndpointEnumerator
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from rest_framework import serializers
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Every error has this shape.",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "fields"],
+            "properties": {
+                "code": {"type": "string", "example": "not_found"},
+                "message": {"type": "string", "example": "Conversation 7 not found."},
+                "fields": {
+                    "type": "object",
+                    "description": "Per input field, what is wrong with it.",
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        }
+    },
+}
+_ERROR_REF = {"$ref": "#/components/schemas/Error"}
+_REASONS = {
+    "400": "Invalid input",
+    "401": "Not authenticated",
+    "403": "Not allowed (staff only)",
+    "404": "Not found, or not yours",
+    "409": "Conflicts with the current state",
+    "429": "Too many requests",
+    "503": "The chat model is unavailable; try again",
+}
+
+
+def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: the error responses every operation can return."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    for path, operations in result.get("paths", {}).items():
+        for operation in operations.values():
+            codes = ["400", "401", "403", "429"] + (["404"] if "{" in path else [])
+            for code in codes:
+                operation["responses"].setdefault(code, _error_response(code))
+            for code, response in operation["responses"].items():
+                if code in _REASONS and not _has_schema(response):
+                    operation["responses"][code] = _error_response(code)
+    return result
+
+
+def _has_schema(response: dict[str, Any]) -> bool:
+    """`OpenApiTypes.NONE` (how views mark an error status) leaves no schema."""
+    content = response.get("content") or {}
+    return any(media.get("schema") is not None for media in content.values())
+
+
+def _error_response(code: str) -> dict[str, Any]:
+    return {
+        "description": _REASONS.get(code, "Error"),
+        "content": {"application/json": {"schema": _ERROR_REF}},
+    }
+
+
+def conflict() -> dict[int, Any]:
+    """`responses=` entry for operations that can clash with the current state (409)."""
+    return {409: OpenApiTypes.NONE}
+
+
+_FILTER_TYPES: list[tuple[type[django_filters.Filter], Any]] = [
+    (django_filters.NumberFilter, OpenApiTypes.INT),
+    (django_filters.DateFilter, OpenApiTypes.DATE),
+    (django_filters.BooleanFilter, OpenApiTypes.BOOL),
+]
+
+
+def filter_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:
+    """Query parameters documented from the FilterSet itself, so filters live in one place."""
+    parameters = []
+    for name, field in filterset.base_filters.items():
+        kind = next((t for cls, t in _FILTER_TYPES if isinstance(field, cls)), OpenApiTypes.STR)
+        choices = getattr(field, "extra", {}).get("choices")
+        parameters.append(
+            OpenApiParameter(
+                name,
+                kind,
+                description=str(field.label or ""),
+                enum=[value for value, _ in choices] if choices else None,
+            )
+        )
+    return parameters
+
+
+def paginated(serializer: type[serializers.BaseSerializer[Any]], name: str) -> Any:
+    """The page envelope of LimitOffsetPagination around `serializer`."""
+    return inline_serializer(
+        name=name,
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer(many=True),
+        },
+    )
+
+
+class _Endpoints(EndpointEnumerator):
+    """Expands `operations(...)` URLs into one endpoint per method, each with its own view."""
+
+    def should_include_endpoint(self, path: str, callback: Any) -> bool:
+        return hasattr(callback, "operations") or bool(
+            super().should_include_endpoint(path, callback)
+        )
+
+    def get_allowed_methods(self, callback: Any) -> list[str]:
+        if hasattr(callback, "operations"):
+            return list(callback.operations)
+        return list(super().get_allowed_methods(callback))  # type: ignore[no-untyped-call]
+
+    def get_api_endpoints(self, patterns: Any = None, prefix: str = "") -> list[Any]:
+        endpoints = super().get_api_endpoints(patterns, prefix)  # type: ignore[no-untyped-call]
+        return [
+            (path, regex, method, getattr(callback, "operations", {}).get(method, callback))
+            for path, regex, method, callback in endpoints
+        ]
+
+
+class SchemaGenerator(generators.SchemaGenerator):
+    endpoint_inspector_cls = _Endpoints

@@ -1,0 +1,107 @@
+"""Knowledge document endpoints: list, detail and the copilot's search. One view per operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from incidentdesk.api.auth import current_user
+from incidentdesk.api.pagination import paginated_response
+from incidentdesk.api.schema import filter_parameters, paginated
+from knowledge import selectors
+from knowledge.api.serializers import (
+    KnowledgeDocumentDetailSerializer,
+    KnowledgeDocumentSerializer,
+    KnowledgeGroupsSerializer,
+)
+from knowledge.filtersets import KnowledgeDocumentFilter
+from knowledge.models import KnowledgeDocument
+
+KNOWLEDGE = ["knowledge"]
+
+
+class KnowledgeDocumentListApi(APIView):
+    @extend_schema(
+        operation_id="knowledge_documents_list",
+        tags=KNOWLEDGE,
+        summary="List knowledge documents (active versions) by id",
+        parameters=filter_parameters(KnowledgeDocumentFilter),
+        responses=paginated(KnowledgeDocumentSerializer, "PaginatedKnowledgeDocumentList"),
+    )
+    def get(self, request: Request) -> Response:
+        documents = selectors.knowledge_document_list_for_user(
+            user=current_user(request), filters=request.query_params
+        )
+        return paginated_response(
+            queryset=documents,
+            serializer_class=KnowledgeDocumentSerializer,
+            request=request,
+            view=self,
+        )
+
+
+class KnowledgeDocumentDetailApi(APIView):
+    class InputSerializer(serializers.Serializer[Any]):
+        version = serializers.IntegerField(required=False, min_value=1)
+
+    @extend_schema(
+        operation_id="knowledge_documents_retrieve",
+        tags=KNOWLEDGE,
+        summary="One knowledge document with its body",
+        parameters=[
+            OpenApiParameter(
+                "version", OpenApiTypes.INT, description="Staff: read from this version."
+            )
+        ],
+        responses=KnowledgeDocumentDetailSerializer,
+    )
+    def get(self, request: Request, doc_id: str) -> Response:
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        document = selectors.knowledge_document_get_for_user(
+            doc_id=doc_id,
+            user=current_user(request),
+            version_id=query.validated_data.get("version"),
+        )
+        return Response(KnowledgeDocumentDetailSerializer(document).data)
+
+
+class KnowledgeSearchApi(APIView):
+    class InputSerializer(serializers.Serializer[Any]):
+        query = serializers.CharField(
+            max_length=2000, allow_blank=True, help_text="Empty with a filter: list by id."
+        )
+        limit = serializers.IntegerField(min_value=1, max_value=50, default=10)
+        type_filter = serializers.ChoiceField(
+            choices=KnowledgeDocument.Type.choices, required=False
+        )
+        service_filter = serializers.CharField(max_length=200, required=False)
+        tag_filter = serializers.CharField(max_length=100, required=False)
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        query = serializers.CharField()
+        filters = serializers.DictField(child=serializers.CharField())
+        results = KnowledgeGroupsSerializer()
+
+        class Meta:
+            ref_name = "KnowledgeSearch"
+
+    @extend_schema(
+        operation_id="knowledge_search",
+        tags=KNOWLEDGE,
+        summary="Hybrid search over knowledge, grouped by document type",
+        parameters=[InputSerializer],
+        responses=OutputSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        search = selectors.search_knowledge(**data.validated_data)
+        output = {"query": search.query, "filters": search.filters, "results": search.grouped()}
+        return Response(self.OutputSerializer(output).data)
