@@ -29,5 +29,9 @@ class ConflictError(IncidentDeskError):
     """The request clashes with the current state (e.g. a run already in progress)."""
 
 
+class RateLimitedError(IncidentDeskError):
+    """The caller asked too often; `extra["retry_after"]` says how many seconds to wait."""
+
+
 class UnavailableError(IncidentDeskError):
     """Something the answer depends on (the chat model) failed; trying again may work."""

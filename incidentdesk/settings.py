@@ -174,6 +174,35 @@ MAILERS = {
 }
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "incidentdesk@localhost")
 
+# Optional single sign-on: OIDC_PROVIDER_URL switches on allauth's OpenID
+# Connect provider, which then needs a client id and secret.
+OIDC_PROVIDER_URL = env_str("OIDC_PROVIDER_URL")
+if OIDC_PROVIDER_URL:
+    if not OIDC_PROVIDER_URL.startswith(("https://", "http://")):
+        raise ImproperlyConfigured("OIDC_PROVIDER_URL must be an http(s) URL")
+    _oidc_client_id = env_str("OIDC_CLIENT_ID")
+    _oidc_secret = env_str("OIDC_CLIENT_SECRET")
+    if not (_oidc_client_id and _oidc_secret):
+        raise ImproperlyConfigured("OIDC_PROVIDER_URL needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET")
+    INSTALLED_APPS += ["allauth.socialaccount", "allauth.socialaccount.providers.openid_connect"]
+    SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {
+            "APPS": [
+                {
+                    "provider_id": "sso",
+                    "name": env_str("OIDC_NAME", "Single sign-on"),
+                    "client_id": _oidc_client_id,
+                    "secret": _oidc_secret,
+                    "settings": {"server_url": OIDC_PROVIDER_URL},
+                }
+            ]
+        }
+    }
+    # The identity provider vouches for the address; accounts follow it.
+    SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
+    SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
+    SOCIALACCOUNT_ADAPTER = "incidentdesk.sso.SocialAccountAdapter"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -184,7 +213,18 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
+# --- cache: rate limits and run locks, shared by every daphne process ------------
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _channel_address,
+        "KEY_PREFIX": "incidentdesk",
+    }
+}
+
 # --- REST framework -------------------------------------------------------------
+
 
 # Per-client request rates ("N/second|minute|hour|day"): anonymous callers by
 # IP, users and service tokens per account; chat runs the agent, so it gets
@@ -289,6 +329,13 @@ COPILOT_MAX_RETRIES = env_int("COPILOT_MAX_RETRIES", 3, minimum=0)
 COPILOT_RETRY_BACKOFF_SECONDS = env_float("COPILOT_RETRY_BACKOFF_SECONDS", 0.5, minimum=0)
 if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("EMBEDDINGS=openai needs OPENAI_API_KEY")
+
+# The chat: questions a user may ask per minute (all conversations), the
+# longest question, and how long a run may hold its conversation's slot
+# before another run is allowed (covers a process that died mid-answer).
+CHAT_QUESTIONS_PER_MINUTE = env_int("CHAT_QUESTIONS_PER_MINUTE", 10, minimum=1)
+CHAT_MAX_QUESTION_BYTES = 8 * 1024
+CHAT_RUN_LOCK_SECONDS = 300
 
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
 # them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).
