@@ -1,5 +1,9 @@
-"""Websocket routes. The chat consumer arrives with the web app issue."""
+"""Websocket routes."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from copilot.consumers import ChatConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/conversations/<int:conversation_id>/", ChatConsumer.as_asgi()),
+]

@@ -3,10 +3,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from incidents import views as incident_views
-
 urlpatterns = [
-    path("", incident_views.home, name="home"),
+    path("", include("copilot.urls")),
+    path("incidents/", include("incidents.urls")),
+    path("knowledge/", include("knowledge.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("incidentdesk.api.urls")),

@@ -1,20 +1,77 @@
 """Server-rendered incident pages. Thin: parse the request, call a selector."""
 
-from django.http import HttpRequest, HttpResponse
+from __future__ import annotations
+
+import datetime as dt
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from incidentdesk.errors import NotFoundError
 from incidents import selectors
+from incidents.models import DatasetVersion
 
 MAX_QUERY_LENGTH = 500
+PAGE_SIZE = 20
 
 
-def home(request: HttpRequest) -> HttpResponse:
-    """The landing page: search the active incidents by meaning."""
-    query = request.GET.get("q", "").strip()[:MAX_QUERY_LENGTH]
-    results = selectors.incident_search_similar(query=query, limit=10) if query else []
+def _date(raw: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(raw) if raw else None
+    except ValueError:
+        return None  # a hand-edited URL; the filter is simply ignored
+
+
+def _version(raw: str) -> DatasetVersion | None:
+    if not raw.isdigit():
+        return None
+    return selectors.incident_versions().filter(pk=int(raw)).first()
+
+
+def _filters(request: HttpRequest) -> selectors.IncidentListFilters:
+    params = request.GET
+    return selectors.IncidentListFilters(
+        query=params.get("q", "").strip()[:MAX_QUERY_LENGTH],
+        application=params.get("application", "").strip(),
+        date_from=_date(params.get("from", "")),
+        date_to=_date(params.get("to", "")),
+        version=_version(params.get("version", "")),
+    )
+
+
+def incident_list(request: HttpRequest) -> HttpResponse:
+    """Hybrid search and filters over incidents, paginated."""
+    filters = _filters(request)
+    page = Paginator(selectors.incident_list(filters=filters), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
     context = {
-        "query": query,
-        "results": results,
+        "filters": filters,
+        "page": page,
+        "ranked": bool(selectors.content_words(filters.query)),
+        "applications": selectors.incident_applications(filters.version),
+        "versions": selectors.incident_versions(),
         "stats": selectors.active_dataset_stats(),
+        "query_string": query.urlencode(),
     }
-    return render(request, "home.html", context)
+    return render(request, "incidents/list.html", context)
+
+
+def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
+    """Every field of one incident, its dataset version and similar incidents."""
+    version = request.GET.get("version", "")
+    try:
+        incident = selectors.incident_get_for_page(
+            incident_id=incident_id, version_id=int(version) if version.isdigit() else None
+        )
+    except NotFoundError as exc:
+        raise Http404(exc.message) from None
+    context = {
+        "incident": incident,
+        "similar": selectors.incident_list_similar(incident=incident),
+        "is_active_version": incident.version.status == DatasetVersion.Status.ACTIVE,
+    }
+    return render(request, "incidents/detail.html", context)

@@ -134,6 +134,69 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
 
 
+# --- knowledge pages ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """When a document was last checked, and whether that is too long ago to trust."""
+
+    validated_at: dt.datetime | None
+    age_days: int | None
+    is_stale: bool
+
+
+def stale_after_days() -> int:
+    # Another issue adds the setting; until then runbooks go stale after half a year.
+    return int(getattr(settings, "KNOWLEDGE_STALE_DAYS", 180))
+
+
+def document_freshness(document: KnowledgeDocument, *, now: dt.datetime | None = None) -> Freshness:
+    """Never validated counts as stale: nobody has vouched for it."""
+    validated = document.last_validated_at
+    if validated is None:
+        return Freshness(None, None, True)
+    age = ((now or timezone.now()) - validated).days
+    return Freshness(validated, age, age > stale_after_days())
+
+
+def knowledge_document_list(
+    *, type_filter: str = "", service_filter: str = "", tag_filter: str = ""
+) -> QuerySet[KnowledgeDocument]:
+    """Active documents for the list page, filtered like the search_knowledge tool."""
+    documents = _filtered_documents(
+        None, type_filter or None, service_filter or None, tag_filter or None
+    )
+    return documents.select_related("version__dataset").order_by("doc_id")
+
+
+@dataclass(frozen=True)
+class KnowledgeFacets:
+    services: list[str]
+    tags: list[str]
+
+
+def knowledge_facets() -> KnowledgeFacets:
+    """Every service and tag of the active documents, for the list's filters."""
+    rows = document_scope().values_list("services", "tags")
+    services = sorted({service for svcs, _ in rows for service in svcs})
+    tags = sorted({tag for _, tags in rows for tag in tags})
+    return KnowledgeFacets(services, tags)
+
+
+def knowledge_document_get(*, doc_id: str) -> KnowledgeDocument:
+    """The active document with that id, else its newest version; NotFoundError otherwise."""
+    wanted = doc_id.strip().upper()
+    documents = KnowledgeDocument.objects.filter(doc_id=wanted).select_related("version__dataset")
+    found = (
+        documents.filter(version__status=DatasetVersion.Status.ACTIVE).first()
+        or documents.order_by("-version__created_at").first()
+    )
+    if found is None:
+        raise NotFoundError(f"Document {wanted} not found.")
+    return found
+
+
 # --- API lists, staleness ---------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Login is required everywhere; the login page, home search and admin work."""
+"""Login is required everywhere; the login page, incident search and admin work."""
 
 import json
 from pathlib import Path
@@ -36,9 +36,9 @@ def test_alice_logs_in_with_her_password_and_searches(
         "/accounts/login/", {"login": "alice", "password": "correct horse battery"}
     )
     assert response.status_code == 302
-    page = client.get("/", {"q": "forbidden responses after rotating credentials"})
+    page = client.get("/incidents/", {"q": "forbidden responses after rotating credentials"})
     assert b"INC-2025-08-24-001" in page.content
-    assert b"1 similar incident" in page.content
+    assert b"1 incident, best match first" in page.content
 
 
 def test_a_wrong_password_is_refused(client: Client, alice) -> None:

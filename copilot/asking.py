@@ -1,0 +1,86 @@
+"""The rules a chat question passes before the copilot answers it.
+
+The payload is checked, the user's question rate is counted, and the
+conversation is claimed so that only one answer is written into it at a
+time. Counters and claims live in the shared cache (Redis), so every daphne
+process sees the same ones.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+from copilot.events import ErrorEvent
+from incidentdesk.errors import (
+    ConflictError,
+    IncidentDeskError,
+    NotFoundError,
+    RateLimitedError,
+    ValidationError,
+)
+
+RATE_WINDOW_SECONDS = 60
+ERROR_CODES: dict[type[IncidentDeskError], str] = {
+    ValidationError: "invalid",
+    RateLimitedError: "rate_limited",
+    ConflictError: "busy",
+    NotFoundError: "not_found",
+}
+
+
+def error_event(exc: IncidentDeskError) -> ErrorEvent:
+    """The `error` event for a refused question, with a code the browser can act on."""
+    return ErrorEvent(exc.message, ERROR_CODES.get(type(exc), "error"))
+
+
+def ask_text(payload: Any) -> str:
+    """The question in `{"type": "ask", "text": ...}`, or ValidationError saying what is wrong."""
+    if not isinstance(payload, dict):
+        raise ValidationError('Send a JSON object such as {"type": "ask", "text": "..."}.')
+    if payload.get("type") != "ask":
+        raise ValidationError('Unknown message type; only "ask" is understood.')
+    unknown = sorted(set(payload) - {"type", "text"})
+    if unknown:
+        raise ValidationError(f"Unknown field(s): {', '.join(unknown)}.")
+    text = payload.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError("The question is empty.")
+    if len(text.encode()) > settings.CHAT_MAX_QUESTION_BYTES:
+        limit_kb = settings.CHAT_MAX_QUESTION_BYTES // 1024
+        raise ValidationError(f"The question is longer than {limit_kb} KB.")
+    return text.strip()
+
+
+def question_count_take(*, user_id: int) -> None:
+    """Count one question for the user in the current minute; RateLimitedError past the limit."""
+    window = int(time.time() // RATE_WINDOW_SECONDS)
+    key = f"chat-rate:{user_id}:{window}"
+    cache.add(key, 0, timeout=RATE_WINDOW_SECONDS * 2)
+    if cache.incr(key) > settings.CHAT_QUESTIONS_PER_MINUTE:
+        retry_after = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS
+        raise RateLimitedError(
+            f"You have asked {settings.CHAT_QUESTIONS_PER_MINUTE} questions this minute; "
+            f"try again in {retry_after} s.",
+            {"retry_after": retry_after},
+        )
+
+
+@contextmanager
+def conversation_claimed(*, conversation_id: int) -> Iterator[None]:
+    """Hold the conversation for one answer; ConflictError if another is being written.
+
+    The claim expires on its own (CHAT_RUN_LOCK_SECONDS) should the process die.
+    """
+    key = f"chat-run:{conversation_id}"
+    if not cache.add(key, 1, timeout=settings.CHAT_RUN_LOCK_SECONDS):
+        raise ConflictError("An answer is already being written in this conversation.")
+    try:
+        yield
+    finally:
+        cache.delete(key)

@@ -1,0 +1,77 @@
+"""The chat websocket: one browser tab talking to one conversation (STYLE rule 9)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from asgiref.sync import ThreadSensitiveContext, async_to_sync
+from channels.generic.websocket import JsonWebsocketConsumer
+
+from copilot import asking, selectors, services
+from incidentdesk import errors
+
+
+class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+    """Streams the copilot's events for questions asked over this socket.
+
+    Every event also goes to the conversation's group, so another tab (or
+    this one after a reload) watching the same conversation sees the rest.
+    """
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # Channels runs every sync consumer on one shared thread; a context per
+        # socket gives each its own, so one user's answer never waits on another's.
+        async with ThreadSensitiveContext():
+            await super().__call__(scope, receive, send)
+
+    def connect(self) -> None:
+        user = self.scope["user"]
+        if not user.is_authenticated:
+            self.close()
+            return
+        try:
+            self.conversation = selectors.conversation_get_for_user(
+                conversation_id=self.scope["url_route"]["kwargs"]["conversation_id"], user=user
+            )
+        except errors.NotFoundError:
+            self.close()
+            return
+        self.group = f"conversation-{self.conversation.pk}"
+        async_to_sync(self.channel_layer.group_add)(self.group, self.channel_name)
+        self.accept()
+
+    def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            async_to_sync(self.channel_layer.group_discard)(self.group, self.channel_name)
+
+    @classmethod
+    def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except ValueError:
+            return None  # answered by receive_json like any other bad payload
+
+    def receive_json(self, content: Any, **kwargs: Any) -> None:
+        user = self.scope["user"]
+        try:
+            text = asking.ask_text(content)
+            asking.question_count_take(user_id=user.pk)
+            with asking.conversation_claimed(conversation_id=self.conversation.pk):
+                for event in services.conversation_reply(
+                    conversation=self.conversation, user=user, text=text
+                ):
+                    self.publish(event.to_message())
+        except errors.IncidentDeskError as exc:
+            self.send_json(asking.error_event(exc).to_message())
+
+    def publish(self, message: dict[str, Any]) -> None:
+        self.send_json(message)
+        async_to_sync(self.channel_layer.group_send)(
+            self.group, {"type": "chat.event", "event": message, "origin": self.channel_name}
+        )
+
+    def chat_event(self, message: dict[str, Any]) -> None:
+        """An event of an answer another socket is running in this conversation."""
+        if message["origin"] != self.channel_name:
+            self.send_json(message["event"])

@@ -1,0 +1,139 @@
+"""What the chat page shows for a turn, built from stored messages.
+
+Filter chips come from the search tool's parsed filters; each chip knows the
+phrase that writes it back into a question, so the page can re-run the
+question with a chip removed or changed (filters are read from the words).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+from django.utils.safestring import SafeString
+
+from copilot.models import Message
+from copilot.selectors import Turn
+from incidentdesk.richtext import document_url, incident_url, render_markdown
+from incidents.parsing import INCIDENT_ID_RE
+from incidents.selectors import parse_incident_filters
+
+FILTER_TOOL = "search_similar_incidents"
+# "403 errors in" once "PayU Core" is lifted out as a chip: the chip brings its own "in".
+_DANGLING_RE = re.compile(r"(?:\s+\b(?:in|for|from|on|at|of|with|since|during))+\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class FilterChip:
+    name: str  # the filter: application, window, severity, repeat, category
+    label: str  # what the chip says before its value
+    value: str
+    phrase: str  # how it is written into a question; "{}" stands for the value
+
+
+@dataclass(frozen=True)
+class FilterChips:
+    """The filters one search read from the question, and the words without them."""
+
+    query: str
+    base: str
+    chips: list[FilterChip]
+    loosened: bool
+
+
+def _chips(filters: dict[str, Any]) -> list[FilterChip]:
+    chips = []
+    if filters.get("application"):
+        chips.append(FilterChip("application", "App", filters["application"], "in {}"))
+    if filters.get("window"):
+        chips.append(FilterChip("window", "When", filters["window"]["label"], "{}"))
+    if filters.get("severity"):
+        chips.append(FilterChip("severity", "Severity", filters["severity"], "{}"))
+    if filters.get("category"):
+        chips.append(FilterChip("category", "Category", filters["category"], "{} incidents"))
+    if filters.get("repeat"):
+        chips.append(FilterChip("repeat", "Repeat", "yes", "repeat incidents"))
+    return chips
+
+
+def filter_chips(tools: list[Message]) -> FilterChips | None:
+    """Chips for the turn's last filtered incident search, if it read any filters."""
+    for message in reversed(tools):
+        data = message.data or {}
+        if message.tool_name == FILTER_TOOL and data.get("filters"):
+            query = str(data.get("query", ""))
+            _, rest = parse_incident_filters(query, today=timezone.localdate())
+            base = _DANGLING_RE.sub("", rest)
+            chips = _chips(data["filters"])
+            return FilterChips(query, base, chips, bool(data.get("expanded"))) if chips else None
+    return None
+
+
+@dataclass(frozen=True)
+class Citation:
+    id: str
+    url: str
+    kind: str  # incident | document
+
+
+def citations(answer: Message) -> list[Citation]:
+    found = []
+    for cited in answer.citations or []:
+        if INCIDENT_ID_RE.match(cited):
+            found.append(Citation(cited, incident_url(cited), "incident"))
+        else:
+            found.append(Citation(cited, document_url(cited), "document"))
+    return found
+
+
+def answer_html(answer: Message) -> SafeString:
+    return render_markdown(answer.content)
+
+
+_WHITESPACE_RE = re.compile(r"\s+")
+
+
+def arguments_text(arguments: dict[str, Any]) -> str:
+    """Tool arguments on one line for the steps timeline."""
+    parts = [f"{name}={value!r}" if isinstance(value, str) else f"{name}={value}"
+             for name, value in arguments.items()]  # fmt: skip
+    return _WHITESPACE_RE.sub(" ", ", ".join(parts))
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    arguments: str
+    count: int | None
+    latency_ms: int
+    error: str
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """Everything the turn template needs, with the answer already sanitised."""
+
+    turn: Turn
+    steps: list[Step]
+    chips: FilterChips | None
+    citations: list[Citation]
+    html: SafeString | None
+
+    @property
+    def steps_ms(self) -> int:
+        return sum(step.latency_ms for step in self.steps)
+
+
+def turn_view(turn: Turn) -> TurnView:
+    answer = turn.answer
+    steps = [
+        Step(call.name, arguments_text(call.arguments), call.result_count, call.latency_ms,
+             call.error)
+        for call in turn.steps
+    ]  # fmt: skip
+    html = answer_html(answer) if answer is not None and answer.is_complete else None
+    return TurnView(
+        turn, steps, filter_chips(turn.tools), citations(answer) if answer else [], html
+    )

@@ -1,0 +1,270 @@
+"""The chat websocket through the real ASGI stack (origin check, session auth, routing).
+
+Answers come from the offline engine over a few imported incidents; the
+channel layer and the rate-limit cache are the real Redis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.test import Client
+
+from copilot.models import AgentRun, Conversation, Message
+from copilot.services import conversation_create
+from incidentdesk.asgi import application
+from incidents.services import incident_import_file
+from tests.factories import UserFactory, incident_row
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ORIGIN = (b"origin", b"http://127.0.0.1")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """Each test runs its own event loop; the Redis layer's locks belong to one loop."""
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def incidents(tmp_path: Path) -> None:
+    rows = [
+        incident_row(
+            "INC-2025-08-24-001",
+            title="HTTP 403 errors in PayU Core after API key rotation",
+            impacted_application="PayU Core",
+            root_cause="The new API key never reached one gateway pool's secret cache.",
+            mitigation="Re-synced the secret and restarted the pool.",
+        ),
+        incident_row("INC-2025-09-01-001", title="Settlement report missing rows"),
+    ]
+    path = tmp_path / "incidents.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    incident_import_file(path=path, dataset_name="ops", activate=True)
+
+
+def _cookie(user: User | None) -> list[tuple[bytes, bytes]]:
+    if user is None:
+        return [ORIGIN]
+    client = Client()
+    client.force_login(user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return [ORIGIN, (b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode())]
+
+
+def _socket(headers: list[tuple[bytes, bytes]], conversation_id: int) -> WebsocketCommunicator:
+    path = f"/ws/conversations/{conversation_id}/"
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
+    return async_to_sync(scenario)()
+
+
+async def _answer(socket: WebsocketCommunicator) -> list[dict[str, Any]]:
+    """Events until the answer ends (done or error)."""
+    events = []
+    while not events or events[-1]["type"] not in {"done", "error"}:
+        events.append(await socket.receive_json_from(timeout=30))
+    return events
+
+
+def test_a_question_streams_the_exact_event_sequence(alice, incidents) -> None:
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def scenario() -> list[dict[str, Any]]:
+        socket = _socket(headers, conversation.pk)
+        connected, _ = await socket.connect()
+        assert connected
+        await socket.send_json_to({"type": "ask", "text": "Merchants get HTTP 403 from PayU Core"})
+        events = await _answer(socket)
+        await socket.disconnect()
+        return events
+
+    events = run(scenario)
+    types = [event["type"] for event in events]
+    tokens = types.count("token")
+    assert tokens > 5  # streamed in pieces, not in one block
+    assert types == [
+        "status", "status", "tool_call", "tool_result", "status",
+        *["token"] * tokens, "status", "title", "status", "done",
+    ]  # fmt: skip
+    statuses = [event["text"] for event in events if event["type"] == "status"]
+    assert statuses == [
+        "Analyzing your request... please hold on.",
+        "Searching for Similar Incidents...",
+        "Found 1 relevant incidents...",
+        "Generating title for the incident report...",
+        "Almost done, wrapping up the details",
+    ]
+    done = events[-1]
+    assert "INC-2025-08-24-001" in done["citations"]
+    assert "".join(e["text"] for e in events if e["type"] == "token") == done["content"]
+    answer = Message.objects.get(pk=done["message_id"])
+    assert answer.is_complete and answer.conversation_id == conversation.pk
+    conversation.refresh_from_db()
+    assert conversation.title
+
+
+def test_anonymous_users_are_rejected(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(None)
+
+    async def scenario() -> bool:
+        connected, _ = await _socket(headers, conversation.pk).connect()
+        return connected
+
+    assert run(scenario) is False
+
+
+def test_another_users_conversation_is_rejected(alice) -> None:
+    mallory = UserFactory(username="mallory")
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(mallory)
+
+    async def scenario() -> bool:
+        connected, _ = await _socket(headers, conversation.pk).connect()
+        return connected
+
+    assert run(scenario) is False
+    assert not Message.objects.exists()
+
+
+def test_a_foreign_origin_is_rejected(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    headers = [(b"origin", b"https://evil.example"), *_cookie(alice)[1:]]
+
+    async def scenario() -> bool:
+        path = f"/ws/conversations/{conversation.pk}/"
+        connected, _ = await WebsocketCommunicator(application, path, headers=headers).connect()
+        return connected
+
+    assert run(scenario) is False
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        ("not json", "Send a JSON object"),
+        ("[1, 2]", "Send a JSON object"),
+        ('{"type": "ask"}', "The question is empty."),
+        ('{"type": "ask", "text": 42}', "The question is empty."),
+        ('{"type": "ask", "text": "   "}', "The question is empty."),
+        ('{"type": "hello", "text": "hi"}', "Unknown message type"),
+        ('{"type": "ask", "text": "hi", "model": "x"}', "Unknown field(s): model."),
+        (json.dumps({"type": "ask", "text": "é" * 4097}), "longer than 8 KB"),
+    ],
+)
+def test_bad_payloads_are_answered_with_an_error_event(alice, frame: str, message: str) -> None:
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def scenario() -> list[dict[str, Any]]:
+        socket = _socket(headers, conversation.pk)
+        await socket.connect()
+        await socket.send_to(text_data=frame)
+        first = await socket.receive_json_from(timeout=10)
+        # The socket stays usable after a bad frame.
+        await socket.send_to(text_data="{}")
+        second = await socket.receive_json_from(timeout=10)
+        await socket.disconnect()
+        return [first, second]
+
+    first, second = run(scenario)
+    assert first["type"] == "error" and first["code"] == "invalid"
+    assert message in first["message"]
+    assert second["type"] == "error"
+    assert not Message.objects.exists()
+
+
+def test_a_long_question_under_the_limit_is_answered(alice, incidents) -> None:
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+    text = "HTTP 403 errors in PayU " + "x" * (7900 - 24)
+
+    async def scenario() -> list[dict[str, Any]]:
+        socket = _socket(headers, conversation.pk)
+        await socket.connect()
+        await socket.send_json_to({"type": "ask", "text": text})
+        events = await _answer(socket)
+        await socket.disconnect()
+        return events
+
+    last = run(scenario)[-1]
+    assert last["type"] == "done", last
+
+
+def test_questions_past_the_rate_limit_are_refused(alice, incidents, settings) -> None:
+    settings.CHAT_QUESTIONS_PER_MINUTE = 2
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def scenario() -> list[str]:
+        socket = _socket(headers, conversation.pk)
+        await socket.connect()
+        endings = []
+        for _ in range(3):
+            await socket.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
+            endings.append((await _answer(socket))[-1])
+        await socket.disconnect()
+        return endings
+
+    endings = run(scenario)
+    assert [e["type"] for e in endings] == ["done", "done", "error"]
+    assert endings[-1]["code"] == "rate_limited"
+    assert Message.objects.filter(role=Message.Role.USER).count() == 2
+
+
+def test_one_answer_at_a_time_per_conversation(alice, incidents) -> None:
+    """A second tab asking while the first tab's answer runs is told to wait."""
+    from copilot import asking
+
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def scenario() -> dict[str, Any]:
+        socket = _socket(headers, conversation.pk)
+        await socket.connect()
+        with asking.conversation_claimed(conversation_id=conversation.pk):
+            await socket.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
+            refused = await socket.receive_json_from(timeout=10)
+        await socket.disconnect()
+        return refused
+
+    refused = run(scenario)
+    assert refused["type"] == "error" and refused["code"] == "busy"
+    assert not AgentRun.objects.exists()
+
+
+def test_a_second_socket_on_the_conversation_sees_the_answer_too(alice, incidents) -> None:
+    """What a reload reattaches to: the group of the conversation."""
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        asker, watcher = _socket(headers, conversation.pk), _socket(headers, conversation.pk)
+        await asker.connect()
+        await watcher.connect()
+        await asker.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
+        asked = await _answer(asker)
+        watched = await _answer(watcher)
+        assert await asker.receive_nothing(timeout=0.3)  # its own events are not echoed
+        await asker.disconnect()
+        await watcher.disconnect()
+        return [e["type"] for e in asked], [e["type"] for e in watched]
+
+    asked, watched = run(scenario)
+    assert asked == watched
+    assert Conversation.objects.get(pk=conversation.pk).messages.count() >= 2
