@@ -11,3 +11,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("incidentdesk.api.urls")),
 ]
+
+handler404 = "incidentdesk.api.errors.page_not_found"

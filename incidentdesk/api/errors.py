@@ -12,7 +12,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -103,3 +104,11 @@ def _field_messages(detail: Any, prefix: str = "") -> dict[str, list[str]]:
             flat |= _field_messages(item, f"{prefix}.{index}" if prefix else str(index))
         return flat
     return {prefix or "non_field": [str(detail)]}
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: an unknown URL under /api/ answers in the error format, pages as usual."""
+    if request.path.startswith("/api/"):
+        body = error_body("not_found", f"No endpoint at {request.path}.")
+        return JsonResponse(body, status=404)
+    return defaults.page_not_found(request, exception)

@@ -50,8 +50,10 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
     """Postprocessing hook: the error responses every operation can return."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for path, operations in result.get("paths", {}).items():
-        for operation in operations.values():
-            codes = ["400", "401", "403", "429"] + (["404"] if "{" in path else [])
+        for method, operation in operations.items():
+            # A path id, or an id in the body (a version, a conversation), may not be found.
+            names_an_object = "{" in path or method != "get"
+            codes = ["400", "401", "403", "429"] + (["404"] if names_an_object else [])
             for code in codes:
                 operation["responses"].setdefault(code, _error_response(code))
             for code, response in operation["responses"].items():

@@ -22,10 +22,10 @@ urlpatterns = [
         operations(get=views.DatasetListApi, post=views.DatasetCreateApi),
         name="datasets",
     ),
-    path("datasets/<slug:slug>/", views.DatasetDetailApi.as_view(), name="dataset"),
-    path("datasets/<slug:slug>/uploads/", views.DatasetUploadApi.as_view(), name="dataset-uploads"),
+    path("datasets/<str:slug>/", views.DatasetDetailApi.as_view(), name="dataset"),
+    path("datasets/<str:slug>/uploads/", views.DatasetUploadApi.as_view(), name="dataset-uploads"),
     path(
-        "datasets/<slug:slug>/rollback/",
+        "datasets/<str:slug>/rollback/",
         views.DatasetRollbackApi.as_view(),
         name="dataset-rollback",
     ),
