@@ -8,6 +8,7 @@ import pytest
 
 from incidents.models import DatasetVersion
 from incidents.selectors import (
+    application_catalog,
     get_incidents_by_application,
     get_recent_incidents,
     lookup_incident_by_id,
@@ -176,3 +177,15 @@ def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch
     sql_text = str(query.source_expressions[-1].value)
     assert "'timezon'" in sql_text and "'zzqx'" in sql_text
     assert "'time'" not in sql_text
+
+
+def test_the_application_catalog_lists_each_application_once(tmp_path: Path) -> None:
+    rows = [
+        incident_row(f"INC-2025-01-{day:02d}-001", impacted_application="PayU Core",
+                     company="PayU", occurred_at=f"2025-01-{day:02d}")
+        for day in range(1, 6)
+    ]  # fmt: skip
+    path = tmp_path / "same-app.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    incident_import_file(path=path, dataset_name="same-app", activate=True)
+    assert [(e.application, e.company) for e in application_catalog()] == [("PayU Core", "PayU")]
