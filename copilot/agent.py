@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from copilot import selectors, services, titles
 from copilot.chat_models import configured_model
@@ -95,12 +96,14 @@ class _Run:
 
     def events(self, text: str) -> Iterator[Event]:
         """1. store the question; 2. answer; a failure ends with an error event."""
-        question = services.conversation_message_append(
-            conversation=self.conversation, role=Message.Role.USER, content=text
-        )
-        self.run = services.agent_run_start(
-            conversation=self.conversation, question=question, model=self.model.name
-        )
+        with transaction.atomic():
+            question = services.conversation_message_append(
+                conversation=self.conversation, role=Message.Role.USER, content=text
+            )
+            services.conversation_touch(conversation=self.conversation)
+            self.run = services.agent_run_start(
+                conversation=self.conversation, question=question, model=self.model.name
+            )
         try:
             yield from self._stamped(self._answer(text))
         except Cancelled:
@@ -208,16 +211,7 @@ class _Run:
             yield StatusEvent(_status_before(call["name"], call["arguments"]))
             yield ToolCallEvent(call["id"], call["name"], call["arguments"])
             result, latency_ms = self._call_tool(call)
-            tool_message = services.conversation_message_append(
-                conversation=self.conversation,
-                role=Message.Role.TOOL,
-                content=result.text,
-                tool_call_id=call["id"],
-                tool_name=call["name"],
-                data=result.data,
-                citations=list(result.ids),
-                run=self.run,
-            )
+            tool_message = self._store_tool_result(call, result, latency_ms)
             messages.append(_as_chat_message(tool_message))
             yield ToolResultEvent(
                 call["id"], call["name"], result.count, latency_ms, result.data, result.error
@@ -230,14 +224,30 @@ class _Run:
         result = run_tool(call["name"], call["raw"], self.context)
         latency_ms = round((time.perf_counter() - started) * 1000)
         self.returned.update(result.ids)
-        services.tool_call_record(
-            run=self.run, round=self.rounds, call=call, result=result, latency_ms=latency_ms
-        )
         self.steps.append(
             {"tool": call["name"], "arguments": call["arguments"], "count": result.count,
              "ms": latency_ms, "error": result.error}
         )  # fmt: skip
         return result, latency_ms
+
+    @transaction.atomic
+    def _store_tool_result(
+        self, call: dict[str, Any], result: ToolResult, latency_ms: int
+    ) -> Message:
+        """The tool message (memory) and its trace row, in one commit."""
+        services.tool_call_record(
+            run=self.run, round=self.rounds, call=call, result=result, latency_ms=latency_ms
+        )
+        return services.conversation_message_append(
+            conversation=self.conversation,
+            role=Message.Role.TOOL,
+            content=result.text,
+            tool_call_id=call["id"],
+            tool_name=call["name"],
+            data=result.data,
+            citations=list(result.ids),
+            run=self.run,
+        )
 
     def _store_assistant(self, turn: _Turn, **fields: Any) -> Message:
         """The turn's assistant message: the streamed one completed, or a new one."""
@@ -262,12 +272,14 @@ class _Run:
         text = turn.text.strip() or "I could not put an answer together from what I found."
         checked = check_citations(text, self.returned)
         turn.text = checked.text
-        message = self._store_assistant(turn, citations=checked.kept)
-        self._finish(
-            AgentRun.Status.DONE,
-            citations_kept=checked.kept,
-            citations_dropped=checked.dropped,
-        )
+        with transaction.atomic():
+            message = self._store_assistant(turn, citations=checked.kept)
+            services.conversation_touch(conversation=self.conversation)
+            self._finish(
+                AgentRun.Status.DONE,
+                citations_kept=checked.kept,
+                citations_dropped=checked.dropped,
+            )
         yield DoneEvent(
             conversation_id=self.conversation.pk,
             message_id=message.pk,

@@ -214,12 +214,20 @@ def _checked_question(text: str) -> str:
 def conversation_message_append(
     *, conversation: Conversation, role: str, content: str = "", **fields: Any
 ) -> Message:
-    """Store one message now (before the next step runs) and touch the conversation."""
+    """Store one message now, before the next step runs.
+
+    The foreign keys are instances the caller holds, so validating them
+    would only re-read rows (a query each, on every step of every answer).
+    """
     message = Message(conversation=conversation, role=role, content=content, **fields)
-    message.full_clean()
+    message.full_clean(exclude=["conversation", "run"])
     message.save()
-    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
     return message
+
+
+def conversation_touch(*, conversation: Conversation) -> None:
+    """Mark activity, which orders the sidebar."""
+    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
 
 
 def conversation_title_set(*, conversation: Conversation, title: str) -> Conversation:
@@ -230,7 +238,7 @@ def conversation_title_set(*, conversation: Conversation, title: str) -> Convers
 
 def agent_run_start(*, conversation: Conversation, question: Message, model: str) -> AgentRun:
     run = AgentRun(conversation=conversation, question=question, model=model)
-    run.full_clean()
+    run.full_clean(exclude=["conversation", "question"])
     run.save()
     return run
 
