@@ -43,6 +43,7 @@ from copilot.events import (
 from copilot.models import AgentRun, Conversation, Message
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
 from copilot.tools import ToolContext, ToolResult, parse_arguments, run_tool, tool_specs
+from knowledge.selectors import knowledge_stale_ids
 
 logger = logging.getLogger(__name__)
 
@@ -271,7 +272,7 @@ class _Run:
         yield StatusEvent("Almost done, wrapping up the details")
         text = turn.text.strip() or "I could not put an answer together from what I found."
         checked = check_citations(text, self.returned)
-        turn.text = checked.text
+        turn.text = checked.text + _staleness_note(checked.kept)
         with transaction.atomic():
             message = self._store_assistant(turn, citations=checked.kept)
             services.conversation_touch(conversation=self.conversation)
@@ -284,7 +285,7 @@ class _Run:
             conversation_id=self.conversation.pk,
             message_id=message.pk,
             run_id=self.run.pk,
-            content=checked.text,
+            content=turn.text,
             citations=checked.kept,
             dropped_citations=checked.dropped,
             steps=self.steps,
@@ -367,6 +368,18 @@ def _as_chat_message(message: Message) -> ChatMessage:
             for call in message.tool_calls
         ]
     return chat
+
+
+def _staleness_note(cited: list[str]) -> str:
+    """Readers should know when a cited document is past its review date."""
+    stale = sorted(knowledge_stale_ids(cited))
+    if not stale:
+        return ""
+    return (
+        f"\n\n_Note: {', '.join(stale)} was not validated in the last "
+        f"{settings.KNOWLEDGE_STALE_DAYS} days (stale); check it is still current before "
+        "acting on it._"
+    )
 
 
 def _status_before(name: str, arguments: dict[str, Any]) -> str:

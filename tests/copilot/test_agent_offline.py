@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 
 from copilot.events import DoneEvent, Event, StatusEvent, TitleEvent, ToolCallEvent
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
@@ -17,6 +19,7 @@ from copilot.services import (
     golden_example_embed,
 )
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
+from knowledge.models import KnowledgeDocument
 
 pytestmark = pytest.mark.usefixtures("desk")
 
@@ -209,3 +212,15 @@ def test_staff_see_runs_read_only_in_the_admin(alice: User, bob: User, client) -
     assert client.get("/admin/copilot/agentrun/add/").status_code == 403
     client.force_login(alice)
     assert client.get(f"/admin/copilot/agentrun/{done.run_id}/change/").status_code == 302
+
+
+def test_a_cited_stale_document_is_flagged_in_the_answer(alice: User) -> None:
+    fresh = timezone.now() - dt.timedelta(days=3)
+    KnowledgeDocument.objects.filter(doc_id="KB-KI-001").update(last_validated_at=fresh)
+    old = timezone.now() - dt.timedelta(days=400)
+    KnowledgeDocument.objects.filter(doc_id="KB-RB-001").update(last_validated_at=old)
+    conversation = conversation_create(owner=alice)
+    done = done_of(ask(conversation, alice, "Is there a runbook for rotating PayU API keys?"))
+    assert done.citations[0] == "KB-RB-001"
+    assert "KB-RB-001 was not validated in the last 180 days (stale)" in done.content
+    assert "KB-KI-001 was not validated" not in done.content
