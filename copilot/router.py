@@ -149,7 +149,7 @@ class ConversationState:
     last_question: str = ""
 
 
-SELECT_MANY_LIMIT = 10
+SELECT_MANY_LIMIT = LISTING_LIMIT
 _REFERENCE_RE = re.compile(
     r"\b(?:it|its|they|them|those|these|the\s+same|same|again|afterwards|later|"
     r"this(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
@@ -164,8 +164,11 @@ _FIELD_RE = re.compile(
     re.IGNORECASE,
 )
 _RECURRENCE_RE = re.compile(
-    r"\b(?:again|later|recur\w*|since\s+then|after\s+that|more\s+like\s+(?:this|that|it)|"
-    r"similar\s+(?:ones|incidents)|other\s+(?:incidents|outages)\s+like)\b",
+    r"\b(?:again|later|recur\w*|since\s+then|after\s+that)\b", re.IGNORECASE
+)
+_SIMILAR_RE = re.compile(
+    r"\b(?:more\s+like\s+(?:this|that|it|these|those)|similar\s+(?:ones|incidents|outages)|"
+    r"(?:other|any)\s+(?:incidents|outages|ones)\s+like)\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
@@ -173,14 +176,22 @@ _SELECT_MANY_RE = re.compile(
     r"which\s+ones|were\s+any|are\s+any|did\s+any)\b",
     re.IGNORECASE,
 )
+SUPERLATIVES = {
+    "longest": "duration", "shortest": "duration", "latest": "date", "newest": "date",
+    "most recent": "date", "oldest": "date", "earliest": "date", "broadest": "breadth",
+    "biggest": "breadth", "largest": "breadth", "widest": "breadth", "worst": "breadth",
+    "most": "breadth", "greatest": "breadth",
+}  # fmt: skip
 _SUPERLATIVE_RE = re.compile(
-    r"\b(?:which|what)\s+(?:one|incident|outage)\b.*\b(?:most|broadest|biggest|largest|widest|"
-    r"worst|longest|greatest)\b",
+    r"\b(?:which|what)\s+(?:one|incident|outage)\b.*?\b(?P<word>"
+    + "|".join(sorted(SUPERLATIVES, key=len, reverse=True)).replace(" ", r"\s+")
+    + r")\b",
     re.IGNORECASE,
 )
 _ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1}
 _ORDINAL_RE = re.compile(
-    r"\b(?:the\s+)?(?P<n>first|second|third|fourth|fifth|last)\s+(?:one|incident|outage)?",
+    r"\b(?:the\s+(?P<n>first|second|third|fourth|fifth|last)\b|"
+    r"(?P<m>first|second|third|fourth|fifth|last)\s+(?:one|incident|outage)\b)",
     re.IGNORECASE,
 )
 _NAME_RE = re.compile(r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+)?)\s+(?:one|incident|outage)\b", re.I)
@@ -190,7 +201,7 @@ _MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
 def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> str | None:
     """How `question` refers back to earlier results, or None if it stands alone.
 
-    knowledge | recurrence | superlative | select_many | one
+    knowledge | similar | recurrence | superlative | select_many | one
     """
     if not state.focus or find_incident_ids(question):
         return None
@@ -200,6 +211,8 @@ def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> s
         return None
     if _KNOWLEDGE_RE.search(question) or re.search(r"\bdoc(?:ument)?s?\b", question, re.I):
         return "knowledge"
+    if _SIMILAR_RE.search(question):
+        return "similar"
     if _RECURRENCE_RE.search(question):
         return "recurrence"
     if _SUPERLATIVE_RE.search(question):
@@ -207,6 +220,15 @@ def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> s
     if _SELECT_MANY_RE.search(question):
         return "select_many"
     return "one"
+
+
+def superlative(question: str) -> tuple[str, str] | None:
+    """ "Which one lasted longest?" → ("longest", "duration")."""
+    match = _SUPERLATIVE_RE.search(question)
+    if match is None:
+        return None
+    word = " ".join(match.group("word").split())
+    return word, SUPERLATIVES[word.lower()]
 
 
 def plan(
@@ -252,33 +274,60 @@ def _recurrence_follow_up(question: str, state: ConversationState) -> list[Route
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "recurrence")]
 
 
+def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """More incidents like the one in focus, from any time."""
+    limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
+    query = state.focus[0].title
+    return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
+
+
 def _select_many_follow_up(question: str, state: ConversationState) -> list[Route]:
     """Re-read each remembered incident; the answer keeps those that fit."""
     return [_lookup(item, "which of those") for item in state.focus[:SELECT_MANY_LIMIT]]
 
 
 def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
-    return [_lookup(selected_item(question, state.focus), "follow-up")]
+    """The item pointed at; a name none of them carries is searched for instead."""
+    item = selected_item(question, state.focus)
+    if item is not None:
+        return [_lookup(item, "follow-up")]
+    # The name plus the application under discussion; the earlier question's
+    # own filters (a category, a window) could hide the named incident.
+    application = re.sub(r"\s*\(.*?\)", "", state.focus[0].application)
+    query = f"{named_item(question)} {application}".strip()
+    limit = DEFAULT_LIMITS["search_similar_incidents"]
+    return [Route("search_similar_incidents", {"query": query, "limit": limit}, "named")]
 
 
-def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered:
-    """The item a follow-up points at: by ordinal, by name, else the first."""
+def named_item(question: str) -> str:
+    """ "the Mandrill one" → "Mandrill"; "" when no item is named."""
+    named = _NAME_RE.search(question)
+    if named is None or named.group("name").lower() in _ORDINALS:
+        return ""
+    return named.group("name")
+
+
+def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered | None:
+    """The item a follow-up points at: by ordinal, by name (None if no item has
+    it), else the first."""
     ordinal = _ORDINAL_RE.search(question)
     if ordinal:
-        index = _ORDINALS[ordinal.group("n").lower()]
+        index = _ORDINALS[(ordinal.group("n") or ordinal.group("m")).lower()]
         if -len(focus) <= index < len(focus):
             return focus[index]
-    named = _NAME_RE.search(question)
-    if named:
-        name = named.group("name").lower()
-        for item in focus:
-            if name in f"{item.title} {item.application}".lower():
-                return item
-    return focus[0]
+    name = named_item(question).lower()
+    if not name:
+        return focus[0]
+    for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
+        found = [item for item in focus if name in fields(item).lower()]
+        if found:
+            return found[0]
+    return None
 
 
 _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
     "knowledge": _knowledge_follow_up,
+    "similar": _similar_follow_up,
     "recurrence": _recurrence_follow_up,
     "superlative": _select_many_follow_up,
     "select_many": _select_many_follow_up,

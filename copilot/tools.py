@@ -25,6 +25,8 @@ from knowledge.parsing import find_document_ids
 MAX_LIMIT = 100
 MAX_DAYS = 36500
 MAX_QUERY_CHARS = 2000
+# Listings longer than this leave out each incident's details (see incident_text).
+BRIEF_OVER = 5
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,8 @@ def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext
         "results": [incident_data(incident) for incident in found.incidents],
     }
     ids = tuple(incident.incident_id for incident in found.incidents)
-    return ToolResult(incidents_text(list(found.incidents), heading=heading), data, len(ids), ids)
+    text = incidents_text(list(found.incidents), heading=heading, brief=len(ids) > BRIEF_OVER)
+    return ToolResult(text, data, len(ids), ids)
 
 
 def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -158,7 +161,8 @@ def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> Too
     heading = f"Incidents from the last {days} days, newest first:"
     data = {"days": days, "results": [incident_data(incident) for incident in incidents]}
     ids = tuple(incident.incident_id for incident in incidents)
-    return ToolResult(incidents_text(list(incidents), heading=heading), data, len(ids), ids)
+    text = incidents_text(list(incidents), heading=heading, brief=len(ids) > BRIEF_OVER)
+    return ToolResult(text, data, len(ids), ids)
 
 
 def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolResult:

@@ -27,8 +27,15 @@ class IncidentLike(Protocol):
     def occurred_at(self) -> Any: ...
 
 
-def incident_text(incident: IncidentLike) -> str:
-    """The block the model reads; ids first so it can cite them."""
+BODY_HEADING = "Details and Actions Taken and Steps and Fixes:"
+
+
+def incident_text(incident: IncidentLike, *, brief: bool = False) -> str:
+    """The block the model reads; ids first so it can cite them.
+
+    `brief` leaves out the details, for long listings: they would crowd the
+    conversation's history, and one lookup brings them back.
+    """
     fields = [
         ("Incident ID", incident.incident_id),
         ("Title", incident.title),
@@ -43,7 +50,8 @@ def incident_text(incident: IncidentLike) -> str:
         ("Source", incident.source_url),
     ]
     lines = [f"{name}: {value}" for name, value in fields if value]
-    lines += ["Details and Actions Taken and Steps and Fixes:", incident.body or "(none recorded)"]
+    if not brief:
+        lines += [BODY_HEADING, incident.body or "(none recorded)"]
     return "\n".join(lines)
 
 
@@ -66,8 +74,8 @@ def incident_data(incident: IncidentLike, **extra: Any) -> dict[str, Any]:
     }
 
 
-def incidents_text(incidents: list[IncidentLike], *, heading: str) -> str:
+def incidents_text(incidents: list[IncidentLike], *, heading: str, brief: bool = False) -> str:
     if not incidents:
         return f"{heading}\nNo incidents found."
-    blocks = [incident_text(incident) for incident in incidents]
+    blocks = [incident_text(incident, brief=brief) for incident in incidents]
     return f"{heading}\n\n" + "\n\n---\n\n".join(blocks)

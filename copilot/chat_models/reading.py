@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from copilot.chat_models.base import ChatMessage
 from copilot.router import ConversationState, Remembered
+from incidents.rendering import BODY_HEADING as BODY_MARKER
 
-BODY_MARKER = "Details and Actions Taken and Steps and Fixes:"
 BLOCK_SEPARATOR = "\n\n---\n\n"
 _FIELD_RE = re.compile(r"^(?P<name>[A-Z][A-Za-z ]+): ?(?P<value>.*)$")
 

@@ -244,17 +244,60 @@ def _fits(question: str, record: Record) -> bool:
 def _superlative_answer(
     question: str, outcomes: list[ToolOutcome], state: ConversationState
 ) -> str:
-    """ "Which one had the broadest impact?": the one the others depend on, else the widest."""
+    """ "Which one had the broadest impact / lasted longest / was the latest?"."""
     records = _incident_records(outcomes)
     if not records:
         return "I could not re-read those incidents."
-    best = max(records, key=lambda r: _breadth(r, records))
-    reason = _best_sentence("impact affected customers services widespread", best)
+    match = router.superlative(question)
+    word, measure = match if match else ("broadest", "breadth")
+    best, reason = _MEASURES[measure](word, records)
     others = [r for r in records if r is not best]
-    parts = [f"{_reference(best)} had the broadest impact.", reason, "\n".join(_details(best))]
+    parts = [f"{_reference(best)} is the {word.lower()} of these.", reason]
+    parts.append("\n".join(_details(best)))
     if others:
         parts.append("The others:\n" + "\n".join(_bullets(others)))
     return "\n\n".join(p for p in parts if p)
+
+
+def _by_breadth(word: str, records: list[Record]) -> tuple[Record, str]:
+    """The one the others depend on, else the one described most widely."""
+    best = max(records, key=lambda r: _breadth(r, records))
+    return best, _best_sentence("impact affected customers services widespread", best)
+
+
+_DURATION_RE = re.compile(
+    r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>minutes?|mins?|hours?|hrs?|days?)\b", re.IGNORECASE
+)
+_UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440}
+
+
+def _longest_duration(record: Record) -> float:
+    """The longest duration written in the record, in minutes (0 if none)."""
+    found = [
+        float(m.group("n")) * _UNIT_MINUTES[m.group("unit")[0].lower()]
+        for m in _DURATION_RE.finditer(record.text)
+    ]
+    return max(found, default=0.0)
+
+
+def _by_duration(word: str, records: list[Record]) -> tuple[Record, str]:
+    timed = [r for r in records if _longest_duration(r)] or records
+    pick = min if word.lower() == "shortest" else max
+    best = pick(timed, key=_longest_duration)
+    return best, _best_sentence("how long hours minutes lasted down for", best)
+
+
+def _by_date(word: str, records: list[Record]) -> tuple[Record, str]:
+    pick = min if word.lower() in {"oldest", "earliest"} else max
+    best = pick(records, key=lambda r: r.get("Occurred At"))
+    return best, f"It happened on {best.get('Occurred At') or 'an unrecorded date'}."
+
+
+_MEASURES: dict[str, Callable[[str, list[Record]], tuple[Record, str]]] = {
+    "breadth": _by_breadth,
+    "duration": _by_duration,
+    "date": _by_date,
+}
 
 
 def _breadth(record: Record, records: Sequence[Record]) -> float:
@@ -288,6 +331,22 @@ def _recurrence_answer(question: str, outcomes: list[ToolOutcome], state: Conver
     return "\n\n".join(parts)
 
 
+def _similar_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """ "More like this": similar incidents, without the one we started from."""
+    focus = state.focus[0]
+    records = [r for r in _incident_records(outcomes) if r.id != focus.incident_id]
+    if not records:
+        return f"I found no other incident like {focus.incident_id} ({focus.title})."
+    top, others = records[0], records[1:]
+    parts = [
+        f"The incident most like **{focus.incident_id}** is {_reference(top)}.",
+        "\n".join(_details(top)),
+    ]
+    if others:
+        parts.append("Also similar:\n" + "\n".join(_bullets(others)))
+    return "\n\n".join(parts)
+
+
 def _documents_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
     documents = [r for o in outcomes for r in o.records if r.is_document]
     if not documents:
@@ -313,6 +372,7 @@ _WRITERS: dict[tuple[str, str | None], Writer] = {
     ("search_knowledge", None): _documents_answer,
     ("search_similar_incidents", None): _search_answer,
     ("search_similar_incidents", "recurrence"): _recurrence_answer,
+    ("search_similar_incidents", "similar"): _similar_answer,
     ("get_incidents_by_application", None): _list_answer,
     ("get_recent_incidents", None): _list_answer,
     ("lookup_incident_by_id", None): _incident_answer,

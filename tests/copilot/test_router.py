@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from copilot.router import route
+from copilot.router import ConversationState, Remembered, plan, route, superlative
 from incidents import query_parsing as qp
 
 CATALOG = [
@@ -41,3 +41,79 @@ TODAY = dt.date(2026, 1, 10)
 def test_questions_are_routed_to_the_right_tool(question, tool, arguments) -> None:
     decision = route(question, catalog=CATALOG, today=TODAY)
     assert (decision.tool, decision.arguments) == (tool, arguments)
+
+
+FOCUS = ConversationState(
+    (
+        Remembered("INC-2025-10-02-001", "Checkout latency from exhausted pool",
+                   "Checkout Gateway (PayU Core)", "2025-10-02", "slow query pool postgres"),
+        Remembered("INC-2025-09-01-001", "Settlement report missing rows",
+                   "Settlement & Reporting", "2025-09-01", "timezone bug mandrill export"),
+    ),
+    "Checkout is slow",
+)  # fmt: skip
+
+
+FIRST = [("lookup_incident_by_id", {"incident_id": "INC-2025-10-02-001"})]
+SECOND = [("lookup_incident_by_id", {"incident_id": "INC-2025-09-01-001"})]
+
+
+def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, dict]]:
+    return [
+        (r.tool, r.arguments) for r in plan(question, state=state, catalog=CATALOG, today=TODAY)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What was the mitigation?", FIRST),
+        ("How long did it last?", FIRST),
+        ("What was the root cause in the second one?", SECOND),
+        ("How did the settlement one get resolved?", SECOND),
+        ("And the Mandrill one?", SECOND),
+        ("What broke in the Redis one?",
+         [("search_similar_incidents", {"query": "Redis Checkout Gateway", "limit": 5})]),
+        ("Which of those were caused by a vendor?", FIRST + SECOND),
+        ("Is there a runbook for this?",
+         [("search_knowledge", {"query": "Checkout is slow Checkout latency from exhausted pool",
+                                "limit": 10, "type_filter": "runbook"})]),
+        ("Did it happen again later?",
+         [("search_similar_incidents",
+           {"query": "Checkout latency from exhausted pool since October 2025", "limit": 6})]),
+        ("More like this", [("search_similar_incidents",
+                             {"query": "Checkout latency from exhausted pool", "limit": 6})]),
+    ],
+)  # fmt: skip
+def test_follow_ups_act_on_what_the_last_turn_found(question: str, expected: list) -> None:
+    assert plan_of(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Any incidents where a leap second caused CPU spikes?",  # stands alone
+        "What broke in the last 2 weeks?",  # a window is a new question
+        "Look up INC-2025-08-24-001",
+    ],
+)
+def test_standalone_questions_ignore_the_conversation(question: str) -> None:
+    assert plan_of(question) == plan_of(question, ConversationState())
+
+
+def test_several_ids_are_looked_up_together() -> None:
+    assert plan_of("Compare INC-2025-08-24-001 and INC\u20112025\u201109\u201101\u2011001") == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2025-08-24-001"}),
+        ("lookup_incident_by_id", {"incident_id": "INC-2025-09-01-001"}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [("Which one lasted longest?", ("longest", "duration")),
+     ("which incident was the most recent?", ("most recent", "date")),
+     ("Which one had the broadest impact?", ("broadest", "breadth")),
+     ("What was the mitigation?", None)],
+)  # fmt: skip
+def test_superlatives_name_what_to_compare(question: str, expected: tuple | None) -> None:
+    assert superlative(question) == expected

@@ -1,0 +1,95 @@
+"""The offline engine's answers, written only from tool messages (no database)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from copilot.chat_models.reading import ToolOutcome, parse_records
+from copilot.chat_models.writing import write_answer
+from copilot.router import ConversationState, Remembered
+from incidents.rendering import incident_text, incidents_text
+
+
+@dataclass
+class Row:
+    incident_id: str
+    title: str
+    body: str = ""
+    impacted_application: str = "Checkout Gateway"
+    root_cause: str = "A slow query held connections."
+    mitigation: str = "Added an index."
+    accountable_party: str = ""
+    category: str = ""
+    occurred_at: dt.date = dt.date(2025, 10, 2)
+    source_system: str = ""
+    repeat_incident: bool = False
+    severity: str = ""
+    status: str = ""
+    source_url: str = ""
+
+
+POOL = Row(
+    "INC-2025-10-02-001",
+    "Checkout latency from exhausted pool",
+    body="Checkout was slow for 25 minutes. About 300 payments failed.",
+)
+VENDOR = Row(
+    "INC-2025-11-05-001",
+    "Card scheme outage",
+    accountable_party="Card network vendor",
+    occurred_at=dt.date(2025, 11, 5),
+    body="Authorisations failed for 3 hours.",
+)
+LATER = Row(
+    "INC-2026-01-09-001", "Checkout latency again from pool", occurred_at=dt.date(2026, 1, 9)
+)
+STATE = ConversationState(
+    tuple(Remembered(r.incident_id, r.title, r.impacted_application, r.occurred_at.isoformat())
+          for r in (POOL, VENDOR)),
+    "Checkout is slow",
+)  # fmt: skip
+
+
+def lookups(*rows: Row) -> list[ToolOutcome]:
+    texts = ["Found 1 incident:\n\n" + incident_text(row) for row in rows]
+    return [ToolOutcome("lookup_incident_by_id", "{}", t, parse_records(t)) for t in texts]
+
+
+def search(*rows: Row) -> list[ToolOutcome]:
+    text = incidents_text(list(rows), heading="Found incidents similar to: x")
+    return [ToolOutcome("search_similar_incidents", "{}", text, parse_records(text))]
+
+
+def test_a_field_follow_up_answers_that_field_first_and_cites_the_incident() -> None:
+    answer = write_answer("What was the mitigation?", lookups(POOL), STATE)
+    assert answer.startswith("Added an index.")
+    assert "**INC-2025-10-02-001**" in answer
+    assert "Mitigation:" not in answer  # not repeated below the direct answer
+
+
+def test_how_long_picks_the_sentence_with_the_duration() -> None:
+    answer = write_answer("How long did it last?", lookups(POOL), STATE)
+    assert answer.startswith("Checkout was slow for 25 minutes.")
+
+
+def test_which_of_those_keeps_incidents_an_outside_party_caused() -> None:
+    answer = write_answer("Which of those were caused by a vendor?", lookups(POOL, VENDOR), STATE)
+    assert answer.startswith("1 of those 2 incidents:")
+    assert "INC-2025-11-05-001" in answer and "INC-2025-10-02-001" not in answer
+
+
+def test_which_one_lasted_longest_compares_the_durations_written() -> None:
+    answer = write_answer("Which one lasted longest?", lookups(POOL, VENDOR), STATE)
+    assert answer.startswith("**INC-2025-11-05-001** — Card scheme outage")
+    assert "is the longest of these" in answer
+
+
+def test_did_it_happen_again_lists_only_later_incidents() -> None:
+    answer = write_answer("Did it happen again later?", search(POOL, LATER), STATE)
+    assert answer.startswith("Yes. The closest later one is **INC-2026-01-09-001**")
+
+
+def test_nothing_found_is_said_plainly() -> None:
+    answer = write_answer("Disk full on the ledger?", search(), ConversationState())
+    assert answer == "I found nothing matching “Disk full on the ledger?”."
