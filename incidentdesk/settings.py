@@ -319,7 +319,7 @@ COPILOT_MODEL = env_str("COPILOT_MODEL", "gpt-4o-mini")
 COPILOT_MAX_TOOL_ROUNDS = env_int("COPILOT_MAX_TOOL_ROUNDS", 5, minimum=1)
 # History sent with each turn, in estimated tokens (4 characters each): enough
 # for several turns with their tool results, small enough for any model.
-COPILOT_HISTORY_TOKENS = env_int("COPILOT_HISTORY_TOKENS", 6000, minimum=500)
+COPILOT_HISTORY_TOKENS = env_int("COPILOT_HISTORY_TOKENS", 12000, minimum=500)
 # Seconds to connect, or to wait for the next piece of a streamed answer
 # (a long answer that keeps streaming is never cut).
 COPILOT_TIMEOUT_SECONDS = env_float("COPILOT_TIMEOUT_SECONDS", 60, minimum=0.1)
