@@ -9,6 +9,8 @@ urlpatterns = [
     path("knowledge/", include("knowledge.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
+    path("api/", include("copilot.intake.urls")),  # POST /api/incident
+    path("tickets/", include("copilot.tickets.urls")),  # the built-in tracker's pages
     path("api/", include("incidentdesk.api.urls")),
 ]
 

@@ -1,0 +1,221 @@
+"""The executor: one intake turn, from the stored question to the stored answer.
+
+Steps run in the plan's order, each inside its own savepoint: a failed step
+is recorded (name, outcome, time, error), its writes are rolled back, and
+the rest still run, so the user always gets what could be worked out.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+
+from copilot import services as copilot_services
+from copilot.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    StatusEvent,
+    TitleEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from copilot.intake import media, planner, rendering
+from copilot.intake import services as intake_services
+from copilot.intake.planner import Step
+from copilot.intake.selectors import intake_state
+from copilot.intake.steps import STEPS, IntakeContext, StepRecord
+from copilot.models import AgentRun, Conversation, Message, ToolCall
+from incidentdesk.errors import IncidentDeskError
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = intake_services.INTAKE_TOOL_NAME
+TITLE_WORDS = 4
+STATUS = {
+    Step.INGESTION: "Analyzing your request... please hold on.",
+    Step.VISION_ANALYSIS: "Reading the screenshot...",
+    Step.INCIDENT_CLASSIFICATION: "Classifying the incident...",
+    Step.MEMORY_RETRIEVAL: "Searching for Similar Incidents...",
+    Step.PLAYBOOK: "Drafting next actions from past incidents and runbooks...",
+    Step.DUPLICATE_CHECK: "Checking open tickets for duplicates...",
+    Step.TICKET_CREATE: "Preparing the ticket...",
+    Step.MEMORY_WRITE: "Saving the incident so later searches find it...",
+    Step.COMMENT_DRAFT: "Drafting the comment...",
+    Step.TICKET_ADD_COMMENT: "Adding the comment to the ticket...",
+    Step.SUMMARY: "Reading the decision ledger...",
+}
+
+
+class IntakeRun:
+    """The state of one intake answer: its trace row, context and timings."""
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        user: AbstractBaseUser,
+        screenshot: media.Screenshot | None,
+        voice: media.VoiceNote | None,
+    ) -> None:
+        self.conversation = conversation
+        self.user = user
+        self.screenshot = screenshot
+        self.voice = voice
+        self.started = time.perf_counter()
+        self.run: AgentRun
+
+    def events(self, text: str) -> Iterator[Event]:
+        """1. store the question; 2. plan; 3. run the steps; 4. store the answer."""
+        question = self._store_question(text)
+        self.run = copilot_services.agent_run_start(
+            conversation=self.conversation, question=question, model=_model_name()
+        )
+        try:
+            yield from self._answer(text, question)
+        except GeneratorExit:
+            self._finish(AgentRun.Status.CANCELLED, "the client stopped listening")
+            raise
+        except Exception as exc:
+            logger.exception("intake run %s failed", self.run.pk)
+            self._finish(AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+            yield ErrorEvent(
+                "Something went wrong with the incident report; your message was saved."
+            )
+
+    def _store_question(self, text: str) -> Message:
+        shot = self.screenshot
+        attachments: dict[str, Any] = {
+            "screenshot": {"format": shot.format, "width": shot.width, "height": shot.height}
+            if shot
+            else None,
+            "voice_note": self.voice is not None,
+        }
+        return copilot_services.conversation_message_append(
+            conversation=self.conversation,
+            role=Message.Role.USER,
+            content=text,
+            data={"intake": attachments},
+        )
+
+    def _answer(self, text: str, question: Message) -> Iterator[Event]:
+        state = intake_state(self.conversation)
+        plan = planner.plan_turn(text=text, has_image=self.screenshot is not None, state=state)
+        ctx = IntakeContext(
+            conversation=self.conversation,
+            user=self.user,
+            typed_text=text,
+            user_message=question,
+            plan=plan,
+            state=state,
+            screenshot=self.screenshot,
+            voice=self.voice,
+        )
+        call_id = f"intake-{self.run.pk}"
+        yield ToolCallEvent(call_id, TOOL_NAME, {"kind": plan.kind, "steps": list(plan.steps)})
+        yield from self._run_steps(ctx)
+        yield StatusEvent("Almost done, wrapping up the details")
+        _save_state(ctx)
+        yield from self._title(ctx)
+        yield from self._done(ctx, call_id)
+
+    def _run_steps(self, ctx: IntakeContext) -> Iterator[Event]:
+        for number, step in enumerate(ctx.plan.steps, start=1):
+            yield StatusEvent(STATUS[step])
+            record = run_step(step, ctx)
+            ctx.steps.append(record)
+            self._trace(number, record)
+
+    def _trace(self, number: int, record: StepRecord) -> None:
+        traced = self.conversation.tracing_enabled
+        ToolCall.objects.create(
+            run=self.run,
+            round=1,
+            call_id=f"intake-{self.run.pk}-{number}",
+            name=record.name,
+            result_text=record.outcome if traced else "",
+            error=record.error,
+            latency_ms=record.ms,
+        )
+
+    def _title(self, ctx: IntakeContext) -> Iterator[Event]:
+        """A conversation without a title is named after the incident."""
+        title = str(ctx.incident.get("title", ""))
+        if self.conversation.title or not title:
+            return
+        yield StatusEvent("Generating title for the incident report...")
+        short = " ".join(title.rstrip("…").split()[:TITLE_WORDS])
+        copilot_services.conversation_title_set(conversation=self.conversation, title=short)
+        yield TitleEvent(self.conversation.pk, self.conversation.title)
+
+    def _done(self, ctx: IntakeContext, call_id: str) -> Iterator[Event]:
+        payload = rendering.intake_payload(ctx)
+        content = rendering.reply_text(ctx)
+        citations = rendering.citations(ctx)
+        message = copilot_services.conversation_message_append(
+            conversation=self.conversation,
+            role=Message.Role.ASSISTANT,
+            content=content,
+            run=self.run,
+            data={TOOL_NAME: payload},
+            citations=citations,
+        )
+        self._finish(AgentRun.Status.DONE, citations_kept=citations)
+        failed = sum(1 for record in ctx.steps if record.error)
+        count = len(payload["similar_incidents"])
+        yield ToolResultEvent(
+            call_id, TOOL_NAME, count, self._elapsed_ms(), payload, _error(failed)
+        )
+        yield DoneEvent(
+            conversation_id=self.conversation.pk,
+            message_id=message.pk,
+            run_id=self.run.pk,
+            content=content,
+            citations=citations,
+            steps=payload["steps"],
+        )
+
+    def _finish(self, status: str, error: str = "", **figures: Any) -> None:
+        copilot_services.agent_run_finish(
+            run=self.run, status=status, error=error, latency_ms=self._elapsed_ms(), **figures
+        )
+
+    def _elapsed_ms(self) -> int:
+        return round((time.perf_counter() - self.started) * 1000)
+
+
+def run_step(step: Step, ctx: IntakeContext) -> StepRecord:
+    """One step in a savepoint; a failure becomes the record's error, never an exception."""
+    started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            outcome, error = STEPS[step](ctx), ""
+    except IncidentDeskError as exc:
+        outcome, error = "failed", exc.message
+    except Exception as exc:
+        logger.exception("intake step %s failed", step)
+        outcome, error = "failed", f"internal error ({type(exc).__name__})"
+    ms = round((time.perf_counter() - started) * 1000)
+    return StepRecord(step.value, outcome, ms, error)
+
+
+def _save_state(ctx: IntakeContext) -> None:
+    if ctx.plan.kind == "new_incident" and ctx.incident and not ctx.plan.decision.confirms:
+        ctx.state["incident"] = rendering.state_incident(ctx)
+        ctx.state.setdefault("proposal", None)
+        if ctx.ticket is None:
+            ctx.state["ticket"] = None
+    intake_services.conversation_intake_state_set(conversation=ctx.conversation, state=ctx.state)
+
+
+def _model_name() -> str:
+    return f"intake+{settings.COPILOT_MODEL}" if settings.OPENAI_API_KEY else "intake-rules"
+
+
+def _error(failed: int) -> str:
+    return f"{failed} step(s) failed" if failed else ""

@@ -1,0 +1,213 @@
+"""Writes for intake, and its entry points: `intake_reply` and `turn_kind`.
+
+`intake_reply` answers a turn the planner routes to intake (a new report, a
+comment, "what did we decide?"); past-incident questions stay with the agent
+(`copilot.services.conversation_reply` asks `turn_kind` first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from copilot.events import DoneEvent, ErrorEvent, Event, ToolResultEvent
+from copilot.intake import media, rules
+from copilot.intake.selectors import intake_state
+from copilot.models import Conversation, Decision, Ticket, TicketComment
+from incidentdesk.errors import IncidentDeskError, NotFoundError, ValidationError
+from incidents.importers import SourceRow
+from incidents.models import Dataset
+
+if TYPE_CHECKING:
+    from copilot.intake.steps import IntakeContext
+
+REPORTED_DATASET = "reported"
+INTAKE_TOOL_NAME = "incident_intake"  # the tool result the web card and the API read
+REPORT_SOURCE = "incidentdesk-intake"
+MAX_TEXT_CHARS = 8000
+
+
+# --- entry points -------------------------------------------------------------------
+
+
+def turn_kind(conversation: Conversation, text: str, has_image: bool) -> str:
+    """new_incident, add_comment, ask_summary or query_past (the agent's)."""
+    from copilot.intake import planner
+
+    state = intake_state(conversation)
+    return planner.classify(text=text, has_image=has_image, state=state).kind
+
+
+def intake_reply(
+    *,
+    conversation: Conversation,
+    user: AbstractBaseUser,
+    text: str,
+    image: bytes | None = None,
+    audio: bytes | None = None,
+    audio_name: str = "",
+) -> Iterator[Event]:
+    """Run the intake plan for this turn, yielding a status per step, then the
+    `incident_intake` tool result and the stored answer (DoneEvent).
+
+    Uploads are validated before anything is stored, so a bad file is a
+    clear error (ValidationError) and leaves no trace.
+    """
+    from copilot.intake.executor import IntakeRun
+
+    if conversation.owner_id != user.pk:
+        raise NotFoundError(f"Conversation {conversation.pk} not found.")
+    screenshot = media.screenshot_validate(data=image) if image is not None else None
+    voice = media.voice_note_validate(data=audio, name=audio_name) if audio is not None else None
+    _check_text(text, has_attachment=screenshot is not None or voice is not None)
+    return IntakeRun(conversation, user, screenshot, voice).events(text)
+
+
+def _check_text(text: str, *, has_attachment: bool) -> None:
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValidationError(
+            f"The report is longer than {MAX_TEXT_CHARS} characters.", {"text": "too long"}
+        )
+    if not text.strip() and not has_attachment:
+        raise ValidationError(
+            "Describe the incident, or attach a screenshot.", {"text": "required"}
+        )
+
+
+# --- state ----------------------------------------------------------------------------
+
+
+def conversation_intake_state_set(*, conversation: Conversation, state: dict[str, Any]) -> None:
+    """Replace `state["intake"]` only, under a row lock: the agent keeps its own keys there."""
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        locked.state = {**(locked.state or {}), "intake": state}
+        locked.save(update_fields=["state", "updated_at"])
+    conversation.state = locked.state
+
+
+# --- memory -----------------------------------------------------------------------------
+
+
+def reported_incident_row(
+    *, incident: dict[str, Any], owner_team: str, conversation: Conversation
+) -> dict[str, Any]:
+    """The report in the import schema; unknown columns land in the incident's `extra`."""
+    body = "\n".join(
+        part
+        for part in (
+            incident.get("description", ""),
+            f"Impact: {incident.get('impact', '')}",
+            f"Components: {', '.join(incident.get('components', []))}",
+        )
+        if part
+    )
+    return {
+        "incident_id": incident["incident_id"],
+        "title": incident["title"],
+        "impacted_application": incident.get("service", ""),
+        "accountable_party": owner_team,
+        "source_system": REPORT_SOURCE,
+        "severity": incident.get("severity", ""),
+        "status": "open",
+        "occurred_at": incident["reported_at"][:10],
+        "tags": incident.get("tags", []),
+        "body": body,
+        "conversation_id": conversation.pk,
+        "reported_by": incident.get("reported_by", ""),
+    }
+
+
+def reported_incident_store(
+    *, incident: dict[str, Any], owner_team: str, user: AbstractBaseUser, conversation: Conversation
+) -> None:
+    """Upsert the report into the active version of the "reported" dataset (embedded),
+    so the next search, and the next duplicate check, find it."""
+    from incidents.services import INCIDENT_SPEC, dataset_import_rows
+
+    row = reported_incident_row(incident=incident, owner_team=owner_team, conversation=conversation)
+    _, result = dataset_import_rows(
+        spec=INCIDENT_SPEC,
+        kind=Dataset.Kind.INCIDENTS,
+        rows=[SourceRow(1, row)],
+        dataset_name=REPORTED_DATASET,
+        activate=True,
+    )
+    if result.failed:
+        reasons = "; ".join(str(error) for error in result.errors)
+        raise ValidationError(f"The incident could not be stored: {reasons}")
+
+
+# --- the decision ledger --------------------------------------------------------------------
+
+
+def decisions_record(
+    *,
+    ctx: IntakeContext,
+    entries: Sequence[rules.LedgerEntry],
+    ticket: Ticket | None,
+    comment: TicketComment | None,
+) -> list[Decision]:
+    """One ledger row per decision or action, with who, when and where it was said."""
+    said_by = ctx.user.get_username()
+    rows = []
+    for entry in entries:
+        decision = Decision(
+            conversation=ctx.conversation,
+            ticket=ticket,
+            kind=entry.kind,
+            what=entry.what[:2000],
+            who=(entry.who or said_by)[:200],
+            decided_by_id=ctx.user.pk,
+            decided_at=timezone.now(),
+            source_message=ctx.user_message,
+            ticket_comment=comment,
+        )
+        decision.full_clean()
+        decision.save()
+        rows.append(decision)
+    return rows
+
+
+# --- the whole turn at once (the API) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    conversation_id: int
+    message_id: int
+    reply_text: str
+    payload: dict[str, Any]
+
+
+def intake_report(
+    *,
+    conversation: Conversation,
+    user: AbstractBaseUser,
+    text: str,
+    image: bytes | None = None,
+    audio: bytes | None = None,
+    audio_name: str = "",
+) -> IntakeResult:
+    """`intake_reply` run to the end: the stored answer and the intake card's data."""
+    payload: dict[str, Any] = {}
+    for event in intake_reply(
+        conversation=conversation,
+        user=user,
+        text=text,
+        image=image,
+        audio=audio,
+        audio_name=audio_name,
+    ):
+        if isinstance(event, ToolResultEvent) and event.name == INTAKE_TOOL_NAME:
+            payload = event.data
+        elif isinstance(event, ErrorEvent):
+            raise IncidentDeskError(event.message)
+        elif isinstance(event, DoneEvent):
+            return IntakeResult(conversation.pk, event.message_id, event.content, payload)
+    raise IncidentDeskError("The incident report ended without an answer.")
