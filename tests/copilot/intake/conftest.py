@@ -1,0 +1,83 @@
+"""Intake fixtures: a payments corpus from the demo data, screenshots drawn with Pillow."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from PIL import Image, ImageDraw, ImageFont
+
+from copilot.events import DoneEvent, Event, ToolResultEvent
+from incidents.services import incident_import_file
+from knowledge.services import knowledge_import_file
+
+DEMO = Path(settings.BASE_DIR) / "incidentdesk" / "demo_data"
+# Small on purpose: embedding is most of a test's time on a busy 2-core machine.
+SERVICES = {"Checkout Gateway", "PayU Core (Checkout Gateway)"}
+RUNBOOK = {
+    "doc_id": "KB-RB-010",
+    "title": "Checkout Gateway 502s after a deploy",
+    "type": "runbook",
+    "services": ["Checkout Gateway"],
+    "tags": ["502", "deploy", "rollback"],
+    "body": "## Steps\n1. Compare the 502 start time with the last deploy of the gateway.\n"
+    "2. Roll back the deploy: `kubectl rollout undo deploy/checkout-gateway -n payments`.\n"
+    "3. Watch the ingress 5xx rate for ten minutes.",
+}
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def _rows(name: str, keep: Iterable[str], key: str) -> list[str]:
+    lines = (DEMO / name).read_text().splitlines()
+    return [line for line in lines if line.strip() and json.loads(line)[key] in keep]
+
+
+@pytest.fixture
+def payments_desk(db: None, tmp_path: Path) -> None:
+    """The demo's eight Checkout Gateway incidents and a short runbook."""
+    incidents = tmp_path / "incidents.jsonl"
+    incidents.write_text("\n".join(_rows("incidents.jsonl", SERVICES, "impacted_application")))
+    incident_import_file(path=incidents, dataset_name="payments", activate=True)
+    documents = tmp_path / "kb.jsonl"
+    documents.write_text(json.dumps(RUNBOOK))
+    knowledge_import_file(path=documents, dataset_name="payments-kb", activate=True)
+
+
+def error_dialog_png(
+    lines: Iterable[str] = ("Error 502: Bad Gateway", "ERR_UPSTREAM_TIMEOUT"),
+) -> bytes:
+    """A screenshot of an error dialog: a title bar and dark text on white."""
+    image = Image.new("RGB", (900, 320), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, 900, 56), fill=(200, 40, 40))
+    title_font = _font(28)
+    draw.text((24, 12), "Checkout API", fill="white", font=title_font)
+    for number, line in enumerate(lines):
+        draw.text((24, 90 + number * 56), line, fill="black", font=_font(34))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    try:
+        return ImageFont.truetype(FONT, size)
+    except OSError:
+        return ImageFont.load_default(size)
+
+
+def intake_data(events: list[Event]) -> dict:
+    """The incident_intake tool result's data (there is exactly one)."""
+    results = [e for e in events if isinstance(e, ToolResultEvent) and e.name == "incident_intake"]
+    assert len(results) == 1, [e.type for e in events]
+    return results[0].data
+
+
+def done_of(events: list[Event]) -> DoneEvent:
+    done = [e for e in events if isinstance(e, DoneEvent)]
+    assert len(done) == 1, [e.type for e in events]
+    return done[0]

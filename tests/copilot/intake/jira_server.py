@@ -1,0 +1,119 @@
+"""A local server speaking the two Jira REST endpoints the adapter uses, scripted per test.
+
+    jira.script(jira_reply(401))             # the next request gets a 401
+    jira.script(created("OPS-7"))            # then an issue is created
+    jira.requests[0].json["fields"]["summary"]
+
+POST /rest/api/2/issue and POST /rest/api/2/issue/{key}/comment answer
+with Jira's bodies (201 with id/key/self; errors as errorMessages/errors).
+A request with nothing scripted gets the default: success.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
+_COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 201
+    body: dict[str, Any] | None = None  # None: Jira's success body for the endpoint
+    delay: float = 0.0
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def jira_reply(
+    status: int, messages: tuple[str, ...] = (), *, retry_after: str | None = None
+) -> Reply:
+    body = {"errorMessages": list(messages), "errors": {}}
+    headers = (("Retry-After", retry_after),) if retry_after else ()
+    return Reply(status=status, body=body, headers=headers)
+
+
+def slow(seconds: float) -> Reply:
+    return Reply(delay=seconds)
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: dict[str, Any]
+
+
+@dataclass
+class JiraServer:
+    replies: deque[Reply] = field(default_factory=deque)
+    requests: list[Seen] = field(default_factory=list)
+    _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def start(self) -> JiraServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                server._answer(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return  # keep test output clean
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http.daemon_threads = True
+        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    @property
+    def url(self) -> str:
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length", "0"))
+        payload = json.loads(handler.rfile.read(length) or b"{}")
+        self.requests.append(Seen("POST", handler.path, dict(handler.headers), payload))
+        reply = self.replies.popleft() if self.replies else Reply()
+        time.sleep(reply.delay)
+        body = reply.body if reply.body is not None else self._success(handler.path)
+        data = json.dumps(body).encode()
+        try:
+            handler.send_response(reply.status)
+            for name, value in reply.headers:
+                handler.send_header(name, value)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+    def _success(self, path: str) -> dict[str, Any]:
+        number = next(self._numbers)
+        if _ISSUE_RE.match(path):
+            key = f"OPS-{number}"
+            return {
+                "id": str(10000 + number),
+                "key": key,
+                "self": f"{self.url}/rest/api/2/issue/{key}",
+            }
+        if _COMMENT_RE.match(path):
+            return {"id": str(20000 + number), "body": "..."}
+        return {"errorMessages": [f"No endpoint {path}"], "errors": {}}

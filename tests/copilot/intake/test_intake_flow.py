@@ -1,0 +1,164 @@
+"""Offline intake end to end: report → ticket → comment → "what did we decide?"."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from copilot.events import Event, StatusEvent
+from copilot.intake.services import intake_reply
+from copilot.models import AgentRun, Conversation, Decision, Message, Ticket, TicketComment
+from copilot.services import conversation_create
+from incidents.selectors import search_similar_incidents
+from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data
+
+pytestmark = pytest.mark.usefixtures("payments_desk")
+
+REPORT = "Checkout API returns 502 after the 14:00 deploy"
+
+
+def say(
+    conversation: Conversation, user: User, text: str, image: bytes | None = None
+) -> list[Event]:
+    return list(intake_reply(conversation=conversation, user=user, text=text, image=image))
+
+
+def test_a_report_streams_a_status_per_step_then_the_card_and_the_answer(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    events = say(conversation, alice, REPORT, image=error_dialog_png())
+    kinds = [e.type for e in events]
+    assert kinds[-2:] == ["tool_result", "done"]
+    data = intake_data(events)
+    assert [s["name"] for s in data["steps"]] == [
+        "INGESTION", "VISION_ANALYSIS", "INCIDENT_CLASSIFICATION", "MEMORY_RETRIEVAL",
+        "PLAYBOOK", "DUPLICATE_CHECK", "TICKET_CREATE", "MEMORY_WRITE",
+    ]  # fmt: skip
+    assert all(not s["error"] for s in data["steps"]), data["steps"]
+    statuses = [e.text for e in events if isinstance(e, StatusEvent)]
+    assert statuses[0] == "Analyzing your request... please hold on."
+    assert "Searching for Similar Incidents..." in statuses
+
+
+def test_the_report_becomes_a_structured_incident_with_sourced_actions(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    data = intake_data(say(conversation, alice, REPORT, image=error_dialog_png()))
+    incident = data["incident"]
+    assert incident["title"] == REPORT
+    assert incident["service"] == "Checkout Gateway"
+    assert incident["severity"] == "SEV2"
+    assert "HTTP 502" in incident["error_codes"]
+    assert "deployment" in incident["components"]
+    assert "ERR_UPSTREAM_TIMEOUT" in data["description"]  # read from the screenshot
+    assert data["similar_incidents"] and all(s["incident_id"] for s in data["similar_incidents"])
+    assert data["actions"] and all(a["source"] for a in data["actions"])
+    assert data["owner_team"]
+    assert data["ticket"] is None  # nobody asked for one yet
+    assert data["ticket_proposal"] == {"action": "create", "ticket_key": ""}
+
+
+def test_report_confirm_comment_and_the_decision_ledger(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    say(conversation, alice, REPORT, image=error_dialog_png())
+    assert Ticket.objects.count() == 0
+
+    filed = intake_data(say(conversation, alice, "yes, file it"))
+    ticket = Ticket.objects.get()
+    assert filed["ticket"]["key"] == ticket.key and ticket.key.startswith("DESK-")
+    assert filed["ticket"]["url"] == f"/tickets/{ticket.key}/"
+    assert ticket.severity == "SEV2" and ticket.service == "Checkout Gateway"
+
+    comment = (
+        "add a comment: we rolled back the 14:00 deploy and decided to keep the flag off. "
+        "Bob will watch the error rate"
+    )
+    commented = say(conversation, alice, comment)
+    assert intake_data(commented)["kind"] == "add_comment"
+    posted = TicketComment.objects.get()
+    assert posted.ticket == ticket and posted.body.startswith("we rolled back")
+
+    answer = say(conversation, alice, "what did we decide?")
+    ledger = intake_data(answer)["decisions"]
+    whats = [d["what"] for d in ledger]
+    assert whats == [
+        f"File ticket {ticket.key}: {ticket.title}",
+        "keep the flag off",
+        "watch the error rate",
+    ]
+    assert [d["who"] for d in ledger] == ["alice", "alice", "Bob"]
+    assert ledger[1]["ticket_comment_id"] == posted.pk
+    assert ledger[1]["source_message_id"] == posted.source_message_id
+    content = done_of(answer).content
+    assert "keep the flag off" in content and f"comment #{posted.pk} on {ticket.key}" in content
+
+
+def test_every_turn_is_stored_so_a_reload_shows_it(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    done = done_of(say(conversation, alice, REPORT))
+    roles = list(conversation.messages.values_list("role", flat=True))
+    assert roles == ["user", "assistant"]
+    answer = Message.objects.get(pk=done.message_id)
+    assert answer.content == done.content
+    assert answer.data["incident_intake"]["incident"]["title"] == REPORT
+    run = AgentRun.objects.get(pk=done.run_id)
+    assert run.status == "done" and run.tool_calls.count() == 7
+    conversation.refresh_from_db()
+    assert conversation.state["intake"]["incident"]["title"] == REPORT
+    assert conversation.title == "Checkout API returns 502"
+
+
+def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    data = intake_data(say(conversation, alice, f"{REPORT}, please file a ticket"))
+    assert data["ticket"]["key"] == Ticket.objects.get().key
+    assert data["incident"]["title"] == REPORT
+
+
+def test_filing_twice_returns_the_same_ticket(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    say(conversation, alice, REPORT)
+    first = intake_data(say(conversation, alice, "yes, file it"))["ticket"]
+    again = intake_data(say(conversation, alice, "create a ticket"))["ticket"]
+    assert first == again
+    assert Ticket.objects.count() == 1
+
+
+def test_a_reported_incident_is_found_by_later_searches(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    data = intake_data(
+        say(conversation, alice, "Refund webhooks to merchants are failing with 500 since 09:30")
+    )
+    found = search_similar_incidents("refund webhooks failing with 500", 5).hits
+    assert data["incident"]["incident_id"] in [hit.incident.incident_id for hit in found]
+
+
+def test_a_second_report_of_the_same_problem_offers_the_open_ticket(alice: User, bob: User) -> None:
+    first = conversation_create(owner=alice)
+    say(first, alice, f"{REPORT}, please file a ticket")
+    ticket = Ticket.objects.get()
+
+    second = conversation_create(owner=bob)
+    data = intake_data(say(second, bob, "Checkout is throwing 502s right now since the deploy"))
+    assert data["duplicate"]["ticket_key"] == ticket.key
+    assert data["ticket_proposal"] == {"action": "comment", "ticket_key": ticket.key}
+    assert Ticket.objects.count() == 1
+
+    confirmed = intake_data(say(second, bob, "yes"))
+    assert confirmed["ticket"]["key"] == ticket.key
+    assert TicketComment.objects.get().ticket == ticket
+    assert Ticket.objects.count() == 1
+
+
+def test_a_new_ticket_anyway_files_a_separate_one(alice: User, bob: User) -> None:
+    say(conversation_create(owner=alice), alice, f"{REPORT}, please file a ticket")
+    second = conversation_create(owner=bob)
+    say(second, bob, "Checkout is throwing 502s right now since the deploy")
+    data = intake_data(say(second, bob, "create a new ticket anyway"))
+    assert data["ticket"]["key"] != Ticket.objects.order_by("pk").first().key
+    assert Ticket.objects.count() == 2
+
+
+def test_what_did_we_decide_with_nothing_decided_says_so(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    answer = say(conversation, alice, "what did we decide?")
+    assert "No decisions" in done_of(answer).content
+    assert Decision.objects.count() == 0
