@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -263,13 +264,7 @@ def _vector_candidates(
         f' FROM "{table}" WHERE {where} ORDER BY distance LIMIT {CANDIDATES:d}'
     )
     literal = "[" + ",".join(map(repr, vector)) + "]"
-    # hnsw.ef_search and hnsw.iterative_scan are set once per connection
-    # (settings.DATABASES OPTIONS), not per search: no extra round trips.
-    with transaction.atomic(), connection.cursor() as cursor:
-        if exact:
-            cursor.execute("SET LOCAL enable_indexscan = off")
-        cursor.execute(nearest, [literal, *params])
-        rows = cursor.fetchall()
+    rows = _fetch(nearest, [literal, *params], exact=exact)
     # relaxed_order may hand rows back slightly out of order: sort them.
     rows.sort(key=lambda row: row[2])
     return _best_per_parent([(parent_id, text) for parent_id, text, _ in rows])
@@ -294,9 +289,20 @@ def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> li
         f" LIMIT {CANDIDATES:d}"
     )
     tsquery = _or_tsquery(terms)
-    with connection.cursor() as cursor:
-        cursor.execute(ranked, [tsquery, *params, tsquery])
-        return _best_per_parent(cursor.fetchall())
+    return _best_per_parent(_fetch(ranked, [tsquery, *params, tsquery]))
+
+
+def _fetch(sql: str, params: list[Any], *, exact: bool = False) -> list[tuple[Any, ...]]:
+    """Rows of one candidate query; `exact` turns the vector index off for it.
+
+    hnsw.ef_search and hnsw.iterative_scan are set once per connection
+    (settings.DATABASES OPTIONS), so the index path costs one round trip.
+    """
+    with transaction.atomic() if exact else nullcontext(), connection.cursor() as cursor:
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 # --- lookup by id ---------------------------------------------------------------
