@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint format bench clean stop
+.PHONY: help install run test lint format bench clean stop chromium
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -24,8 +24,13 @@ install: $(STAMP) ## Create .venv and install the pinned dependencies
 run: install ## Set up everything (DB, Redis, migrations, demo data) and serve on :8000
 	$(PY) manage.py serve
 
-test: install ## Run the whole test suite on the embedded PostgreSQL and Redis
+test: install chromium ## Run the whole test suite on the embedded PostgreSQL and Redis
 	$(PY) -m pytest
+
+chromium: ## Install Debian's Chromium for the browser tests when it is missing (never `playwright install`)
+	@test -x /usr/bin/chromium || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 lint: install ## ruff format --check, ruff check, mypy
 	$(VENV)/bin/ruff format --check .

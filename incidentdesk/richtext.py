@@ -67,10 +67,28 @@ class IdLinkExtension(Extension):
         md.inlinePatterns.register(_IdLink(DOCUMENT_ID_IN_TEXT_RE, "document"), "document-id", 5)
 
 
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def _blank_line_before_lists(text: str) -> str:
+    """Python-Markdown needs a blank line before a list; models (CommonMark) often omit it."""
+    lines, in_fence, previous = [], False, ""
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        starts_list = not in_fence and _LIST_ITEM_RE.match(line)
+        if starts_list and previous.strip() and not _LIST_ITEM_RE.match(previous):
+            lines.append("")
+        lines.append(line)
+        previous = line
+    return "\n".join(lines)
+
+
 def render_markdown(text: str) -> SafeString:
     """Sanitised HTML for untrusted Markdown; ids link to their pages."""
     html = markdown.markdown(
-        text, extensions=["fenced_code", "tables", "sane_lists", IdLinkExtension()]
+        _blank_line_before_lists(text),
+        extensions=["fenced_code", "tables", "sane_lists", IdLinkExtension()],
     )
     clean = nh3.clean(
         html,

@@ -51,3 +51,13 @@ def test_markdown_structure_is_kept() -> None:
 def test_external_links_cannot_reach_back() -> None:
     html = render_markdown("[docs](https://example.com)")
     assert 'rel="noopener noreferrer nofollow"' in html
+
+
+def test_a_list_right_after_a_sentence_is_a_list() -> None:
+    html = render_markdown("Also relevant:\n- KB-KI-001 cache\n- KB-PM-002 postmortem")
+    assert "<ul>" in html and html.count("<li>") == 2
+
+
+def test_code_fences_are_left_alone() -> None:
+    html = render_markdown("```\necho hi\n- not a list\n```")
+    assert "<ul>" not in html and "- not a list" in html

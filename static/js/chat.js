@@ -57,7 +57,7 @@ function post(target, body) {
   return fetch(target, {
     method: "POST",
     headers: { "X-CSRFToken": csrfToken, Accept: "application/json" },
-    body: body || new FormData(),
+    body,
     credentials: "same-origin",
   });
 }
