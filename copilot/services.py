@@ -181,6 +181,7 @@ def conversation_reply(
     text: str,
     model: ChatModel | None = None,
     context: ToolContext | None = None,
+    image: bytes | None = None,
 ) -> Iterator[Event]:
     """Answer `text` in `conversation`, yielding DESIGN's events as they happen.
 
@@ -188,13 +189,18 @@ def conversation_reply(
     assistant messages are stored as they complete, so nothing sent is lost.
     `model` defaults to the configured one (offline without OPENAI_API_KEY);
     `context` pins "now" and dataset versions (the evaluation uses it).
+    New incident reports and their follow-ups (`image`: a screenshot) go to
+    intake; questions about past incidents go to the agent.
     """
     from copilot import agent
+    from copilot.intake.services import intake_reply, turn_kind
 
     _check_owner(conversation, user)
-    question = _checked_question(text)
+    question = _checked_question(text) if image is None else text.strip()
     if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
         raise ConflictError("An answer is still being written in this conversation.")
+    if turn_kind(conversation, question, image is not None) != "query_past":
+        return intake_reply(conversation=conversation, user=user, text=question, image=image)
     return agent.reply(conversation=conversation, text=question, model=model, context=context)
 
 

@@ -1,10 +1,10 @@
 """The planner: what kind of turn this is, and which steps answer it.
 
 Offline, rules decide (`copilot.intake.rules`). With OPENAI_API_KEY the
-model decides the turns the rules can only guess at (a plain statement of
-symptoms: report or search?). It never overrides a question about the past,
-a follow-up to the current incident, or an explicit report, and it never
-decides whether a ticket is filed: that comes from the user's own words.
+model checks the reports the rules only guessed from weak signals ("right
+now", a screenshot). It never turns a question or a plain statement into a
+report, never overrides a follow-up or an explicit report, and never decides
+whether a ticket is filed: that comes from the user's own words.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ class Plan:
     decision: rules.TurnDecision
 
 
-# Offline rule outcomes that are a guess the online model may overrule.
-_UNCERTAIN_REASONS = frozenset(
-    {"describes something ongoing", "attaches a screenshot", "no report wording"}
-)
+# Rule outcomes the online model checks: a report guessed from weak signals.
+# Plain statements without them stay questions with no model call, which
+# keeps every symptom search one round trip and never steals it.
+_UNCERTAIN_REASONS = frozenset({"describes something ongoing", "attaches a screenshot"})
 CLASSIFIER_PROMPT = (
     # One word back keeps parsing trivial and works on small local models.
     "You sort messages sent to an incident copilot. Reply with exactly one word.\n"

@@ -132,7 +132,7 @@ def incident_classification(ctx: IntakeContext) -> str:
     catalog = incident_selectors.application_catalog()
     ctx.incident = {
         "incident_id": reported_incident_id(ctx.today, ctx.user_message.pk),
-        "title": rules.title_for(ctx.text, fallback=ctx.screenshot_text.split("\n")[0]),
+        "title": rules.title_for(ctx.text, fallback=screenshot_headline(ctx.screenshot_text)),
         "service": rules.service_for(ctx.text, catalog) or rules.service_for(text, catalog),
         "severity": severity,
         "severity_reason": reason,
@@ -145,6 +145,14 @@ def incident_classification(ctx: IntakeContext) -> str:
         "reported_by": ctx.user.get_username(),
     }
     return f"{severity}, {ctx.incident['service'] or 'service unknown'}"
+
+
+def screenshot_headline(text: str) -> str:
+    """A title for a screenshot-only report: its first line, then its first error line."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    error = next((line for line in lines if rules.error_codes(line)), "")
+    head = lines[0] if lines else ""
+    return f"{head}: {error}" if error and error != head else head or error
 
 
 def reported_incident_id(today: dt.date, message_id: int) -> str:
