@@ -8,7 +8,7 @@ from typing import Any
 from asgiref.sync import ThreadSensitiveContext, async_to_sync
 from channels.generic.websocket import JsonWebsocketConsumer
 
-from copilot import asking, selectors, services
+from copilot import asking, selectors, services, streaming
 from incidentdesk import errors
 
 
@@ -58,9 +58,10 @@ class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is 
             text = asking.ask_text(content)
             asking.question_count_take(user_id=user.pk)
             with asking.conversation_claimed(conversation_id=self.conversation.pk):
-                for event in services.conversation_reply(
+                events = services.conversation_reply(
                     conversation=self.conversation, user=user, text=text
-                ):
+                )
+                for event in streaming.merged_tokens(events):
                     self.publish(event.to_message())
         except errors.IncidentDeskError as exc:
             self.send_json(asking.error_event(exc).to_message())

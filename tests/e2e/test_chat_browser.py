@@ -28,7 +28,8 @@ RECORDER = """
   new MutationObserver(() => {
     const body = document.querySelector(".answer.is-streaming .answer-body");
     if (body && body.textContent && !window.__seen.includes("tokens")) window.__seen.push("tokens");
-  }).observe(document.getElementById("thread"), {childList: true, characterData: true, subtree: true});
+  }).observe(document.getElementById("thread"),
+             {childList: true, characterData: true, subtree: true});
 }
 """
 

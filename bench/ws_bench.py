@@ -1,0 +1,197 @@
+#!/usr/bin/env python
+"""The chat websocket under load: N logged-in clients asking at once.
+
+Starts daphne (the real ASGI stack: origin check, session auth, the Redis
+channel layer) on the demo data with the offline engine, logs N users in
+(one session each), opens N websockets and has every client ask its
+questions at the same moment, one after another per client. Prints p50 /
+p95 from sending a question to its first event and to `done`, and the
+errors. Goal at 50 clients: p95 to done ≤ 1 s, 0 errors. The bench users
+and their conversations are deleted at the end.
+Usage:
+  python bench/ws_bench.py [--clients 50] [--questions 3] [--url http://127.0.0.1:8000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import import_module
+
+from bootstrap import BASE_DIR
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import User
+from websockets.asyncio.client import connect
+
+from copilot.models import Conversation
+from copilot.services import conversation_create
+from incidentdesk.demo import demo_is_loaded, demo_load
+
+USER_PREFIX = "ws-bench-"
+QUESTIONS = [
+    "How do I fix HTTP 403 errors in PayU?",
+    "Have we seen HTTP 403 errors in PayU Core before?",
+    "Checkout Gateway timeouts during peak traffic",
+    "Settlement report missing rows",
+    "Show Checkout Gateway incidents",
+    "What happened in INC-2025-08-24-001?",
+]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(int(share * len(ordered)), len(ordered) - 1)]
+
+
+@dataclass
+class Figures:
+    first_event: list[float] = field(default_factory=list)
+    done: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def bench_sessions(clients: int) -> list[tuple[str, int]]:
+    """One user, session and conversation per client: (session key, conversation id)."""
+    engine = import_module(settings.SESSION_ENGINE)
+    sessions = []
+    for number in range(clients):
+        user, _ = User.objects.get_or_create(username=f"{USER_PREFIX}{number}")
+        session = engine.SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.create()
+        sessions.append((session.session_key, conversation_create(owner=user).pk))
+    return sessions
+
+
+def cleanup() -> None:
+    Conversation.objects.filter(owner__username__startswith=USER_PREFIX).delete()
+    User.objects.filter(username__startswith=USER_PREFIX).delete()
+
+
+async def client(
+    base: str, session_key: str, conversation_id: int, questions: list[str], start: asyncio.Event,
+    figures: Figures,
+) -> None:  # fmt: skip
+    """Connect, wait for the start, ask each question and time its events."""
+    ws_url = base.replace("http", "ws", 1) + f"/ws/conversations/{conversation_id}/"
+    headers = {"Cookie": f"{settings.SESSION_COOKIE_NAME}={session_key}", "Origin": base}
+    try:
+        async with connect(ws_url, additional_headers=headers, open_timeout=30) as ws:
+            await start.wait()
+            for question in questions:
+                await ask(ws, question, figures)
+    except Exception as exc:  # a refused or broken socket is a result, not a crash
+        figures.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+async def ask(ws: object, question: str, figures: Figures) -> None:
+    sent = time.perf_counter()
+    await ws.send(json.dumps({"type": "ask", "text": question}))  # type: ignore[attr-defined]
+    first = None
+    while True:
+        event = json.loads(await asyncio.wait_for(ws.recv(), 30))  # type: ignore[attr-defined]
+        first = first or time.perf_counter()
+        if event["type"] == "error":
+            figures.errors.append(f"{event['code']}: {event['message']}")
+            return
+        if event["type"] == "done":
+            figures.first_event.append((first - sent) * 1000)
+            figures.done.append((time.perf_counter() - sent) * 1000)
+            return
+
+
+async def run_clients(base: str, sessions: list[tuple[str, int]], questions: int) -> Figures:
+    figures, start = Figures(), asyncio.Event()
+    # One untimed answer first: a fresh daphne loads the embedding model on
+    # its first question, which no user of a running server waits for.
+    await client(base, *sessions[0], QUESTIONS[:1], _started(), Figures())
+    tasks = [
+        asyncio.create_task(
+            client(base, key, conv, [QUESTIONS[(i + q) % len(QUESTIONS)] for q in range(questions)],
+                   start, figures)
+        )
+        for i, (key, conv) in enumerate(sessions)
+    ]  # fmt: skip
+    await asyncio.sleep(2)  # every socket connected and idle
+    start.set()
+    await asyncio.gather(*tasks)
+    return figures
+
+
+def _started() -> asyncio.Event:
+    event = asyncio.Event()
+    event.set()
+    return event
+
+
+def start_daphne() -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(  # noqa: S603  # our interpreter, our module
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "incidentdesk.asgi:application"],
+        cwd=BASE_DIR, env={**os.environ, "LOG_LEVEL": "warning"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process, f"http://127.0.0.1:{port}"
+        time.sleep(0.2)
+    process.kill()
+    raise SystemExit("daphne did not start")
+
+
+def report(figures: Figures, clients: int, questions: int, seconds: float) -> None:
+    asked = clients * questions
+    print(f"clients: {clients}, questions each: {questions}, answered {len(figures.done)}/{asked}"
+          f" in {seconds:.1f} s")  # fmt: skip
+    for name, values in (("first event", figures.first_event), ("done", figures.done)):
+        if values:
+            p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
+            print(f"{name:>12}: p50 {p50:7.0f} ms   p95 {p95:7.0f} ms   max {max(values):7.0f} ms")
+    print(f"      errors: {len(figures.errors)}")
+    for error in sorted(set(figures.errors))[:10]:
+        print(f"        {error}")
+    p95 = percentile(figures.done, 0.95) if figures.done else float("inf")
+    verdict = "met" if p95 <= 1000 and not figures.errors else "missed"
+    print(f"goal (p95 to done <= 1000 ms, 0 errors): {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=50, help="concurrent websocket clients")
+    parser.add_argument("--questions", type=int, default=3, help="questions each client asks")
+    parser.add_argument("--url", help="an already running server (default: start daphne)")
+    args = parser.parse_args()
+    if not demo_is_loaded():
+        print("loading the demo data...")
+        demo_load()
+    cleanup()
+    sessions = bench_sessions(args.clients)
+    process, base = (None, args.url) if args.url else start_daphne()
+    try:
+        started = time.perf_counter()
+        figures = asyncio.run(run_clients(base, sessions, args.questions))
+        report(figures, args.clients, args.questions, time.perf_counter() - started - 2)
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=20)
+        cleanup()
+
+
+if __name__ == "__main__":
+    main()
