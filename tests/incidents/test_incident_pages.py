@@ -1,0 +1,122 @@
+"""The incident list (hybrid search, filters, pages) and the incident page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from incidents.models import DatasetVersion
+from incidents.services import incident_import_file
+from tests.factories import incident_row
+
+pytestmark = pytest.mark.django_db
+
+
+def _import(tmp_path: Path, rows: list[dict[str, object]], **options: object) -> DatasetVersion:
+    path = tmp_path / f"rows-{len(rows)}-{options.get('version_label', 'v')}.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    version, _ = incident_import_file(path=path, dataset_name="ops", **options)
+    return version
+
+
+@pytest.fixture
+def incidents(tmp_path: Path) -> DatasetVersion:
+    rows = [
+        incident_row(
+            "INC-2025-08-24-001",
+            title="HTTP 403 errors after API key rotation",
+            impacted_application="PayU Core",
+            root_cause="The new key never reached the gateway's secret cache.",
+            occurred_at="2025-08-24",
+            severity="SEV2",
+            extra_field="kept in extra",
+        ),
+        incident_row(
+            "INC-2025-09-01-001",
+            title="Settlement report missing rows",
+            impacted_application="Settlement & Reporting",
+            occurred_at="2025-09-01",
+        ),
+        incident_row(
+            "INC-2026-01-13-001",
+            title="HTTP 403 invalid_api_key after key rotation (again)",
+            impacted_application="PayU Core",
+            occurred_at="2026-01-13",
+        ),
+    ]
+    return _import(tmp_path, rows, activate=True)
+
+
+def test_incident_pages_need_a_login(client: Client, incidents) -> None:
+    for url in ["/incidents/", "/incidents/INC-2025-08-24-001/"]:
+        assert client.get(url)["Location"].startswith("/accounts/login/"), url
+
+
+def test_the_list_is_newest_first_without_a_query(client: Client, alice, incidents) -> None:
+    client.force_login(alice)
+    page = client.get("/incidents/").content.decode()
+    assert "3 incidents, newest first" in page
+    positions = [page.index(i) for i in ("INC-2026-01-13-001", "INC-2025-09-01-001")]
+    assert positions == sorted(positions)
+
+
+def test_search_ranks_by_meaning_and_filters_narrow_it(client: Client, alice, incidents) -> None:
+    client.force_login(alice)
+    page = client.get("/incidents/", {"q": "forbidden after rotating credentials"}).content
+    assert page.index(b"INC-2025-08-24-001") < page.index(b"INC-2025-09-01-001")
+    assert b"best match first" in page
+    only_payu = client.get("/incidents/", {"application": "PayU Core"}).content
+    assert b"INC-2025-09-01-001" not in only_payu and b"2 incidents" in only_payu
+    in_2025 = client.get("/incidents/", {"from": "2025-08-01", "to": "2025-12-31"}).content
+    assert b"INC-2026-01-13-001" not in in_2025 and b"2 incidents" in in_2025
+    bad_dates = client.get("/incidents/", {"from": "yesterday"})
+    assert bad_dates.status_code == 200 and b"3 incidents" in bad_dates.content
+
+
+def test_a_staged_version_can_be_listed(client: Client, alice, incidents, tmp_path) -> None:
+    staged = _import(tmp_path, [incident_row("INC-2026-02-02-001")], version_label="next")
+    client.force_login(alice)
+    page = client.get("/incidents/", {"version": staged.pk}).content.decode()
+    assert "1 incident," in page and "INC-2026-02-02-001" in page
+    assert f"/incidents/INC-2026-02-02-001/?version={staged.pk}" in page
+
+
+def test_the_list_is_paginated(client: Client, alice, tmp_path) -> None:
+    rows = [incident_row(f"INC-2025-01-{day:02d}-001") for day in range(1, 26)]
+    _import(tmp_path, rows, activate=True)
+    client.force_login(alice)
+    first = client.get("/incidents/").content.decode()
+    assert "Page 1 of 2" in first and "page=2" in first
+    second = client.get("/incidents/", {"page": 2}).content.decode()
+    assert "Page 2 of 2" in second
+
+
+def test_the_list_runs_a_fixed_number_of_queries(
+    client: Client, alice, incidents, django_assert_max_num_queries
+) -> None:
+    client.force_login(alice)
+    with django_assert_max_num_queries(12):
+        client.get("/incidents/")
+
+
+def test_the_incident_page_shows_every_field_its_version_and_similar_ones(
+    client: Client, alice, incidents
+) -> None:
+    client.force_login(alice)
+    page = client.get("/incidents/inc\u20112025\u201108\u201124\u2011001/").content.decode()
+    for text in [
+        "HTTP 403 errors after API key rotation", "PayU Core", "SEV2", "2025-08-24",
+        "The new key never reached", "Raised the pool size", "ops", incidents.label, "active",
+        "extra_field", "kept in extra", "Similar incidents",
+    ]:  # fmt: skip
+        assert text in page, text
+    similar = page[page.index("Similar incidents") :]
+    assert "INC-2026-01-13-001" in similar and "INC-2025-08-24-001" not in similar
+
+
+def test_an_unknown_incident_is_a_404(client: Client, alice, incidents) -> None:
+    client.force_login(alice)
+    assert client.get("/incidents/INC-1999-01-01-001/").status_code == 404

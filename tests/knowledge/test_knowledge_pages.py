@@ -1,0 +1,89 @@
+"""The knowledge list (type, service, tag) and the document page with its freshness."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from knowledge.services import knowledge_import_file
+
+pytestmark = pytest.mark.django_db
+
+
+def _doc(doc_id: str, **fields: object) -> dict[str, object]:
+    return {
+        "doc_id": doc_id,
+        "title": f"Document {doc_id}",
+        "type": "runbook",
+        "services": ["PayU Core"],
+        "tags": ["api-key"],
+        "body": "## Steps\n1. Rotate the key\n2. Restart gw-pool-b (see INC-2025-08-24-001)",
+        **fields,
+    }
+
+
+@pytest.fixture
+def documents(tmp_path: Path) -> None:
+    fresh = (timezone.now() - dt.timedelta(days=10)).isoformat()
+    rows = [
+        _doc("KB-RB-001", title="Rotating PayU Core API keys", last_validated_at=fresh),
+        _doc(
+            "KB-KI-001",
+            type="known_issue",
+            services=["Checkout Gateway"],
+            tags=["dns"],
+            body="Old <script>alert(1)</script> caches.",
+            last_validated_at="2020-01-01T00:00:00Z",
+        ),
+    ]
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    knowledge_import_file(path=path, dataset_name="kb", activate=True)
+
+
+def test_knowledge_pages_need_a_login(client: Client, documents) -> None:
+    for url in ["/knowledge/", "/knowledge/KB-RB-001/"]:
+        assert client.get(url)["Location"].startswith("/accounts/login/"), url
+
+
+def test_the_list_filters_by_type_service_and_tag(client: Client, alice, documents) -> None:
+    client.force_login(alice)
+    everything = client.get("/knowledge/").content.decode()
+    assert "2 documents" in everything and "stale" in everything
+    for params, shown, hidden in [
+        ({"type": "known_issue"}, "KB-KI-001", "KB-RB-001"),
+        ({"service": "PayU Core"}, "KB-RB-001", "KB-KI-001"),
+        ({"tag": "dns"}, "KB-KI-001", "KB-RB-001"),
+    ]:
+        page = client.get("/knowledge/", params).content.decode()
+        assert f'href="/knowledge/{shown}/"' in page, params
+        assert f'href="/knowledge/{hidden}/"' not in page, params
+
+
+def test_a_document_renders_sanitised_markdown_with_linked_ids(
+    client: Client, alice, documents
+) -> None:
+    client.force_login(alice)
+    page = client.get("/knowledge/kb-rb-001/").content.decode()
+    assert "<h2>Steps</h2>" in page and "<ol>" in page
+    assert 'href="/incidents/INC-2025-08-24-001/"' in page
+    assert "10 days ago" in page and 'class="stale"' not in page
+
+
+def test_an_old_document_is_flagged_stale(client: Client, alice, documents, settings) -> None:
+    client.force_login(alice)
+    page = client.get("/knowledge/KB-KI-001/").content.decode()
+    assert 'class="stale"' in page and "older than 180 days" in page
+    assert "<script>" not in page.split('class="card markdown"')[1]
+    settings.KNOWLEDGE_STALE_DAYS = 100000
+    assert 'class="stale"' not in client.get("/knowledge/KB-KI-001/").content.decode()
+
+
+def test_an_unknown_document_is_a_404(client: Client, alice, documents) -> None:
+    client.force_login(alice)
+    assert client.get("/knowledge/KB-XX-999/").status_code == 404
