@@ -47,16 +47,16 @@ class Playbook:
 
 
 def playbook_for(
-    similar: Sequence[dict[str, Any]], documents: Sequence[KnowledgeHit], severity: str
+    similar: Sequence[dict[str, Any]], documents: Sequence[KnowledgeHit], incident: dict[str, Any]
 ) -> Playbook:
-    """Causes from similar incidents' root causes; actions from their mitigations and
-    from runbook steps; the owner team most accountable for the similar incidents."""
+    """Causes from similar incidents' root causes; actions from the steps of a runbook
+    for the service and from their mitigations; the team most accountable for them."""
     causes = [
         PlaybookItem(_first_sentence(item["root_cause"]), item["incident_id"])
         for item in similar[:MAX_CAUSES]
         if item.get("root_cause")
     ]
-    actions = _document_actions(documents) + _incident_actions(similar)
+    actions = _document_actions(documents, incident) + _incident_actions(similar)
     if not actions:
         actions = [PlaybookItem(text, "severity rules") for text in GENERIC_ACTIONS]
     return Playbook(causes, _unique(actions)[:MAX_ACTIONS], owner_team(similar))
@@ -70,10 +70,12 @@ def _incident_actions(similar: Sequence[dict[str, Any]]) -> list[PlaybookItem]:
     ]
 
 
-def _document_actions(documents: Sequence[KnowledgeHit]) -> list[PlaybookItem]:
-    """The first numbered steps of the best matching runbook or known issue."""
+def _document_actions(
+    documents: Sequence[KnowledgeHit], incident: dict[str, Any]
+) -> list[PlaybookItem]:
+    """The first numbered steps of the best matching runbook or known issue that fits."""
     for hit in documents:
-        if hit.document.type not in PLAYBOOK_TYPES:
+        if not fits(hit, incident):
             continue
         steps = [m.group("step") for m in _NUMBERED_STEP_RE.finditer(hit.document.body)]
         if steps:
@@ -82,6 +84,24 @@ def _document_actions(documents: Sequence[KnowledgeHit]) -> list[PlaybookItem]:
                 for step in steps[:STEPS_PER_DOCUMENT]
             ]
     return []
+
+
+def fits(hit: KnowledgeHit, incident: dict[str, Any]) -> bool:
+    """A runbook of the incident's service that names its error codes, if it has any.
+
+    Close words are not enough: a 403 key-rotation runbook for the same gateway
+    is noise when the gateway returns 502s.
+    """
+    document = hit.document
+    services = {name.lower() for name in document.services}
+    if (
+        document.type not in PLAYBOOK_TYPES
+        or str(incident.get("service", "")).lower() not in services
+    ):
+        return False
+    codes = [code.lower().removeprefix("http ") for code in incident.get("error_codes") or []]
+    text = " ".join([document.title, *document.tags, document.body]).lower()
+    return not codes or any(code in text for code in codes)
 
 
 def owner_team(similar: Sequence[dict[str, Any]]) -> str:

@@ -194,7 +194,7 @@ def _service_from_similar(similar: list[dict[str, Any]]) -> str:
 
 def playbook(ctx: IntakeContext) -> str:
     """Likely causes and next actions, each citing its source, and an owner team."""
-    result = playbook_for(ctx.similar, ctx.documents, ctx.incident.get("severity", "SEV3"))
+    result = playbook_for(ctx.similar, ctx.documents, ctx.incident)
     ctx.causes, ctx.actions, ctx.owner_team = result.causes, result.actions, result.owner_team
     return f"{len(ctx.actions)} actions, owner {ctx.owner_team or 'unknown'}"
 
