@@ -255,6 +255,198 @@ function failAnswer(event, live) {
   }
 }
 
+// --- incident intake: the card and the screenshot upload --------------------------------
+// The card is drawn from the incident_intake tool result while the answer is live;
+// the finished answer brings the same card rendered by the server
+// (copilot/_intake_card.html). Everything is inserted as text.
+
+const KNOWN_SOURCE = /^(INC|KB)-/i;
+
+toolResultRenderers.incident_intake = (event) => intakeCard(event.data);
+
+function sourceLink(id, className = "id") {
+  if (!KNOWN_SOURCE.test(id)) return el("span", "source", id);
+  const link = el("a", className, id);
+  link.href = /^INC-/i.test(id) ? `/incidents/${id}/` : `/knowledge/${id}/`;
+  return link;
+}
+
+function panel(title, items, renderItem) {
+  const box = el("div", "intake-panel");
+  box.append(el("h4", "", title));
+  const list = el("ol", "intake-list");
+  items.forEach((item) => {
+    const li = el("li");
+    li.append(...renderItem(item));
+    list.append(li);
+  });
+  box.append(list);
+  return box;
+}
+
+function severityPill(incident) {
+  return el("span", `pill sev sev-${String(incident.severity).toLowerCase()}`, incident.severity);
+}
+
+function titlePanel(incident) {
+  const box = el("div", "intake-panel");
+  const heading = el("h3", "", `${incident.title} `);
+  heading.append(severityPill(incident));
+  box.append(heading);
+  return box;
+}
+
+function fieldsPanel(incident) {
+  const box = el("div", "intake-panel intake-fields");
+  const heading = el("h3", "", `${incident.title} `);
+  heading.append(severityPill(incident));
+  const list = el("dl", "fields");
+  const rows = [
+    ["Service", incident.service || "unknown"],
+    ["Severity", `${incident.severity} · ${incident.severity_reason}`],
+    ["Impact", incident.impact],
+    ["Components", (incident.components || []).join(", ") || "unknown"],
+    ["Tags", (incident.tags || []).join(", ") || "–"],
+  ];
+  rows.forEach(([name, value]) => list.append(el("dt", "", name), el("dd", "", value)));
+  const recorded = el("dd");
+  recorded.append(sourceLink(incident.incident_id));
+  list.append(el("dt", "", "Recorded as"), recorded);
+  box.append(heading, list);
+  return box;
+}
+
+function ticketPanel(data) {
+  const box = el("div", "intake-panel intake-ticket");
+  const proposal = data.ticket_proposal || {};
+  if (data.ticket) {
+    const link = el("a", "id", data.ticket.key);
+    link.href = data.ticket.url;
+    box.append(el("strong", "", "Ticket "), link, " ", el("span", "pill", data.ticket.status));
+  } else if (data.ticket_error) {
+    box.append(el("span", "error-text", data.ticket_error));
+  } else if (proposal.action === "comment") {
+    box.append(el("strong", "", "Possible duplicate "), proposal.ticket_key,
+      " — reply “yes” to comment on it, or “create a new ticket”.");
+  } else if (proposal.action === "create") {
+    box.append(el("strong", "", "No ticket yet"), " — reply “yes, file it” to file one.");
+  }
+  return box;
+}
+
+function stepsPanel(steps) {
+  const details = el("details", "steps intake-steps");
+  details.append(el("summary", "", `${steps.length} step${steps.length === 1 ? "" : "s"}`));
+  const list = el("ol", "timeline");
+  steps.forEach((step) => {
+    const li = el("li");
+    const meta = el("span", "meta", `${step.error || step.outcome} · ${step.ms} ms`);
+    meta.classList.toggle("error-text", Boolean(step.error));
+    li.append(el("code", "tool", step.name), " ", meta);
+    list.append(li);
+  });
+  details.append(list);
+  return details;
+}
+
+function intakeCard(data) {
+  const card = el("section", "intake-card");
+  card.setAttribute("aria-label", "Incident report");
+  const isReport = Boolean(data.similar_incidents?.length || data.actions?.length);
+  if (data.incident?.title && isReport) card.append(fieldsPanel(data.incident));
+  else if (data.incident?.title) card.append(titlePanel(data.incident));
+  if (data.kind === "new_incident" && data.description) {
+    const details = el("details", "intake-panel intake-description");
+    details.append(el("summary", "", "Normalised description"), el("p", "", data.description));
+    card.append(details);
+  }
+  if (data.similar_incidents?.length) {
+    card.append(panel("Similar incidents", data.similar_incidents, (item) => [
+      sourceLink(item.incident_id), ` ${item.title} `,
+      el("span", "muted", `· ${item.impacted_application} · score ${item.score}`),
+    ]));
+  }
+  if (data.actions?.length) {
+    const owner = data.owner_team ? ` · owner: ${data.owner_team}` : "";
+    card.append(panel(`Proposed actions${owner}`, data.actions, (a) => [`${a.text} `, sourceLink(a.source, "source")]));
+  }
+  card.append(ticketPanel(data));
+  if (data.decisions?.length) {
+    card.append(panel("Decision ledger", data.decisions, (d) => [
+      `${d.kind === "action" ? "Action" : "Decision"}: ${d.what} `,
+      el("span", "muted", `· ${d.who} · ${d.decided_at.slice(0, 16).replace("T", " ")} UTC · message #${d.source_message_id}`),
+    ]));
+  }
+  if (data.steps?.length) card.append(stepsPanel(data.steps));
+  return card;
+}
+
+// A screenshot is checked here (type by its first bytes, size) and again by the
+// server, then sent with the text to POST /api/incident; the stored answer is then
+// fetched like any other.
+const screenshot = { input: document.getElementById("screenshot"), file: null };
+const attachment = document.getElementById("attachment");
+const PNG = [0x89, 0x50, 0x4e, 0x47];
+const JPEG = [0xff, 0xd8, 0xff];
+
+async function screenshotProblem(file) {
+  const limit = Number(chat.dataset.maxImageBytes);
+  if (file.size > limit) {
+    return `The screenshot is ${(file.size / 1048576).toFixed(1)} MB; the limit is ${(limit / 1048576).toFixed(1)} MB.`;
+  }
+  const head = new Uint8Array(await file.slice(0, 4).arrayBuffer());
+  const starts = (magic) => magic.every((byte, i) => head[i] === byte);
+  return starts(PNG) || starts(JPEG) ? "" : "The screenshot must be a PNG or JPEG image.";
+}
+
+function clearScreenshot() {
+  screenshot.file = null;
+  screenshot.input.value = "";
+  attachment.hidden = true;
+  question.required = true;
+}
+
+screenshot.input.addEventListener("change", async () => {
+  const file = screenshot.input.files[0];
+  if (!file) return clearScreenshot();
+  const problem = await screenshotProblem(file);
+  if (problem) {
+    clearScreenshot();
+    return setStatus(problem, true);
+  }
+  screenshot.file = file;
+  attachment.querySelector(".attachment-name").textContent = `Screenshot: ${file.name}`;
+  attachment.hidden = false;
+  question.required = false; // a screenshot alone is a report
+  setStatus("");
+});
+attachment.querySelector(".attachment-remove").addEventListener("click", clearScreenshot);
+
+async function report(text, file) {
+  if (state.busy) return;
+  setBusy(true);
+  try {
+    await ensureConversation();
+  } catch (error) {
+    setBusy(false);
+    return setStatus(error.message, true);
+  }
+  startTurn(text.trim());
+  state.live.turn.querySelector(".bubble").append(" ", el("span", "pill", "screenshot"));
+  setStatus("Reading the screenshot and looking for similar incidents…");
+  const form = new FormData();
+  form.set("conversation_id", state.id);
+  form.set("text", text.trim());
+  form.set("image", file);
+  const response = await post(chat.dataset.intakeUrl, form);
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    return failAnswer({ message: body.error?.message || "The report could not be sent.", code: "invalid" }, state.live);
+  }
+  clearScreenshot();
+  finishAnswer({ message_id: body.message_id }, state.live);
+}
+
 // --- buttons and forms -------------------------------------------------------------
 
 composer.addEventListener("submit", (e) => {
@@ -262,7 +454,8 @@ composer.addEventListener("submit", (e) => {
   const text = question.value;
   question.value = "";
   grow();
-  ask(text);
+  if (screenshot.file) report(text, screenshot.file);
+  else ask(text);
 });
 
 function grow() {
