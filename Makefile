@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint format bench clean stop chromium
+.PHONY: help install run test lint format bench clean stop chromium tesseract
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -21,16 +21,21 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP) ## Create .venv and install the pinned dependencies
 
-run: install ## Set up everything (DB, Redis, migrations, demo data) and serve on :8000
+run: install tesseract ## Set up everything (DB, Redis, migrations, demo data) and serve on :8000
 	$(PY) manage.py serve
 
-test: install chromium ## Run the whole test suite on the embedded PostgreSQL and Redis
+test: install chromium tesseract ## Run the whole test suite on the embedded PostgreSQL and Redis
 	$(PY) -m pytest
 
 chromium: ## Install Debian's Chromium for the browser tests when it is missing (never `playwright install`)
 	@test -x /usr/bin/chromium || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+tesseract: ## Install Debian's tesseract-ocr (reads intake screenshots offline) when it is missing
+	@command -v tesseract >/dev/null || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr; }
 
 lint: install ## ruff format --check, ruff check, mypy
 	$(VENV)/bin/ruff format --check .
