@@ -10,7 +10,7 @@ from django.shortcuts import render
 
 from incidentdesk.errors import NotFoundError
 from incidents import selectors
-from incidents.models import DatasetVersion
+from incidents.models import Dataset, DatasetVersion
 
 MAX_QUERY_LENGTH = 500
 PAGE_SIZE = 20
@@ -54,7 +54,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         "ranked": bool(selectors.content_words(filters.query)),
         "applications": selectors.incident_applications(filters.version),
         "versions": selectors.incident_versions(),
-        "stats": selectors.active_dataset_stats(),
+        "stats": [d for d in selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS],
         "query_string": query.urlencode(),
     }
     return render(request, "incidents/list.html", context)
