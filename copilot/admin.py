@@ -12,7 +12,17 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.text import Truncator
 
-from copilot.models import AgentRun, AnswerForReview, Conversation, GoldenExample, Message, ToolCall
+from copilot.models import (
+    AgentRun,
+    AnswerForReview,
+    Conversation,
+    Decision,
+    GoldenExample,
+    Message,
+    Ticket,
+    TicketComment,
+    ToolCall,
+)
 from copilot.selectors import (
     message_annotate_for_review,
     message_get_for_review,
@@ -188,3 +198,54 @@ def promote_url(message_id: int) -> str:
     return (
         reverse("admin:copilot_goldenexample_add") + "?" + urlencode({"from_message": message_id})
     )
+
+
+# --- intake: tickets and the decision ledger ---------------------------------------------
+
+
+class TicketCommentInline(ReadOnlyAdminMixin, admin.TabularInline[TicketComment, Ticket]):
+    model = TicketComment
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ("created_at", "author", "body", "external_id", "source_message")
+
+
+class TicketDecisionInline(ReadOnlyAdminMixin, admin.TabularInline[Decision, Ticket]):
+    model = Decision
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ("decided_at", "kind", "what", "who", "source_message")
+
+
+@admin.register(Ticket)
+class TicketAdmin(admin.ModelAdmin[Ticket]):
+    """Tickets filed from reports. Only the status is edited here (closing a built-in
+    ticket); what was reported stays as it was filed."""
+
+    list_display = ["key", "title", "severity", "status", "service", "tracker", "created_at"]
+    list_filter = ["status", "severity", "tracker"]
+    list_select_related = ["created_by"]
+    search_fields = ["key", "title", "service", "incident_id"]
+    raw_id_fields = ["conversation", "created_by"]
+    readonly_fields = [
+        "key", "title", "description", "severity", "service", "conversation", "incident_id",
+        "external_url", "tracker", "created_by", "idempotency_key", "created_at", "updated_at",
+    ]  # fmt: skip
+    inlines = [TicketCommentInline, TicketDecisionInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # tickets come from reports, with their idempotency key
+
+
+@admin.register(Decision)
+class DecisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Decision]):
+    """The decision ledger, for audit: what, who, when, and where it was said."""
+
+    list_display = ["what", "kind", "who", "decided_at", "ticket", "conversation"]
+    list_filter = ["kind"]
+    list_select_related = ["ticket", "conversation"]
+    search_fields = ["what", "who", "ticket__key"]
+    readonly_fields = [
+        "conversation", "ticket", "kind", "what", "who", "decided_by", "decided_at",
+        "source_message", "ticket_comment", "created_at",
+    ]  # fmt: skip
