@@ -9,7 +9,8 @@ p95 from sending a question to its first event and to `done`, and the
 errors. Goal at 50 clients: p95 to done ≤ 1 s, 0 errors. The bench users
 and their conversations are deleted at the end.
 Usage:
-  python bench/ws_bench.py [--clients 50] [--questions 3] [--url http://127.0.0.1:8000]
+  python bench/ws_bench.py [--clients 50] [--questions 3] [--servers 1]
+                           [--url http://127.0.0.1:8000]
 """
 
 from __future__ import annotations
@@ -110,15 +111,17 @@ async def ask(ws: object, question: str, figures: Figures) -> None:
             return
 
 
-async def run_clients(base: str, sessions: list[tuple[str, int]], questions: int) -> Figures:
+async def run_clients(bases: list[str], sessions: list[tuple[str, int]], questions: int) -> Figures:
+    """Clients spread over the servers in turn, as a load balancer would."""
     figures, start = Figures(), asyncio.Event()
-    # One untimed answer first: a fresh daphne loads the embedding model on
-    # its first question, which no user of a running server waits for.
-    await client(base, *sessions[0], QUESTIONS[:1], _started(), Figures())
+    # One untimed answer per server first: a fresh daphne loads the embedding
+    # model on its first question, which no user of a running server waits for.
+    for base in bases:
+        await client(base, *sessions[0], QUESTIONS[:1], _started(), Figures())
     tasks = [
         asyncio.create_task(
-            client(base, key, conv, [QUESTIONS[(i + q) % len(QUESTIONS)] for q in range(questions)],
-                   start, figures)
+            client(bases[i % len(bases)], key, conv,
+                   [QUESTIONS[(i + q) % len(QUESTIONS)] for q in range(questions)], start, figures)
         )
         for i, (key, conv) in enumerate(sessions)
     ]  # fmt: skip
@@ -175,19 +178,27 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50, help="concurrent websocket clients")
     parser.add_argument("--questions", type=int, default=3, help="questions each client asks")
     parser.add_argument("--url", help="an already running server (default: start daphne)")
+    parser.add_argument(
+        "--servers",
+        type=int,
+        default=1,
+        help="daphne processes to start (clients spread over them)",
+    )
     args = parser.parse_args()
     if not demo_is_loaded():
         print("loading the demo data...")
         demo_load()
     cleanup()
     sessions = bench_sessions(args.clients)
-    process, base = (None, args.url) if args.url else start_daphne()
+    servers = [] if args.url else [start_daphne() for _ in range(args.servers)]
+    bases = [args.url] if args.url else [base for _, base in servers]
     try:
+        print(f"servers: {len(bases)} daphne process(es)")
         started = time.perf_counter()
-        figures = asyncio.run(run_clients(base, sessions, args.questions))
+        figures = asyncio.run(run_clients(bases, sessions, args.questions))
         report(figures, args.clients, args.questions, time.perf_counter() - started - 2)
     finally:
-        if process is not None:
+        for process, _ in servers:
             process.terminate()
             process.wait(timeout=20)
         cleanup()
