@@ -194,12 +194,13 @@ def run_step(step: Step, ctx: IntakeContext) -> StepRecord:
     started = time.perf_counter()
     try:
         with transaction.atomic():
-            outcome, error = STEPS[step](ctx), ""
+            outcome, error = STEPS[step](ctx), ctx.step_error
     except IncidentDeskError as exc:
         outcome, error = "failed", exc.message
     except Exception as exc:
         logger.exception("intake step %s failed", step)
         outcome, error = "failed", f"internal error ({type(exc).__name__})"
+    ctx.step_error = ""
     ms = round((time.perf_counter() - started) * 1000)
     return StepRecord(step.value, outcome, ms, error)
 

@@ -151,11 +151,12 @@ def _ticket_text(ctx: IntakeContext) -> str:
 
 
 def _comment_text(ctx: IntakeContext) -> str:
-    head = (
-        f"Added your comment to {ctx.ticket.key}."
-        if ctx.ticket is not None
-        else "There is no ticket yet, so the comment was not filed anywhere."
-    )
+    if ctx.ticket_error:
+        head = ctx.ticket_error
+    elif ctx.ticket is not None:
+        head = f"Added your comment to {ctx.ticket.key}."
+    else:
+        head = "There is no ticket yet, so the comment was not filed anywhere."
     if not ctx.decisions:
         return head
     return head + "\n\nRecorded in the decision ledger:\n" + _decision_lines(ctx.decisions)

@@ -19,7 +19,9 @@ from copilot.events import DoneEvent, ErrorEvent, Event, ToolResultEvent
 from copilot.intake import media, rules
 from copilot.intake.selectors import intake_state
 from copilot.models import Conversation, Decision, Ticket, TicketComment
-from incidentdesk.errors import IncidentDeskError, NotFoundError, ValidationError
+from copilot.selectors import agent_run_is_active
+from copilot.services import RUN_STALE_AFTER
+from incidentdesk.errors import ConflictError, IncidentDeskError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
 from incidents.models import Dataset
 
@@ -62,6 +64,8 @@ def intake_reply(
 
     if conversation.owner_id != user.pk:
         raise NotFoundError(f"Conversation {conversation.pk} not found.")
+    if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
+        raise ConflictError("An answer is still being written in this conversation.")
     screenshot = media.screenshot_validate(data=image) if image is not None else None
     voice = media.voice_note_validate(data=audio, name=audio_name) if audio is not None else None
     _check_text(text, has_attachment=screenshot is not None or voice is not None)

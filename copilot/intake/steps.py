@@ -79,6 +79,9 @@ class IntakeContext:
     ledger: list[rules.LedgerEntry] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
+    # A step that failed in part but whose writes must stay (the ledger when a
+    # Jira comment fails) sets this instead of raising, which would roll back.
+    step_error: str = ""
 
     @property
     def text(self) -> str:
@@ -328,13 +331,16 @@ def ticket_add_comment(ctx: IntakeContext) -> str:
     key = (ctx.state.get("ticket") or {}).get("key", "")
     ticket = ticket_get_by_key(key=key) if key else None
     comment = None
-    try:
-        if ticket is not None:
+    if ticket is not None:
+        ctx.ticket = ticket
+        try:
             comment = _add_comment(ctx, ticket, ctx.comment_body)
-            ctx.ticket = ticket
-    finally:
-        rows = store.decisions_record(ctx=ctx, entries=ctx.ledger, ticket=ticket, comment=comment)
-        ctx.decisions = [intake_selectors.decision_data(row) for row in rows]
+        except IncidentDeskError as exc:
+            ctx.step_error = exc.message
+    rows = store.decisions_record(ctx=ctx, entries=ctx.ledger, ticket=ticket, comment=comment)
+    ctx.decisions = [intake_selectors.decision_data(row) for row in rows]
+    if ctx.step_error:
+        return "failed: kept in the ledger"
     return f"commented on {ticket.key}" if ticket else "no ticket yet: kept in the ledger"
 
 

@@ -179,3 +179,31 @@ def test_after_a_failure_yes_files_the_ticket_in_jira_and_comments_go_there(
     comment = TicketComment.objects.get()
     assert jira.requests[-1].path == f"/rest/api/2/issue/{ticket.key}/comment"
     assert comment.external_id.startswith("200")  # Jira's comment id, kept for provenance
+
+
+@pytest.mark.usefixtures("payments_desk", "jira_settings")
+def test_a_failed_jira_comment_still_keeps_the_decisions(alice: User, jira: JiraServer) -> None:
+    conversation = conversation_create(owner=alice)
+    say = lambda text: list(intake_reply(conversation=conversation, user=alice, text=text))  # noqa: E731
+    say("Checkout 502s right now, file a ticket")
+    jira.script(jira_reply(401))
+    events = say("add a comment: we decided to roll back the 14:00 deploy")
+    data = intake_data(events)
+    assert data["ticket_error"] == "Adding the comment failed, please check Jira credentials."
+    assert [d["what"] for d in data["decisions"]] == ["roll back the 14:00 deploy"]
+    assert data["decisions"][0]["ticket_comment_id"] is None
+    step = data["steps"][-1]
+    assert (step["name"], step["error"]) == ("TICKET_ADD_COMMENT", data["ticket_error"])
+    assert TicketComment.objects.count() == 0
+    assert done_of(events).content.startswith("Adding the comment failed")
+
+
+@pytest.mark.usefixtures("payments_desk")
+def test_a_conversation_with_an_answer_running_refuses_a_report(alice: User) -> None:
+    from copilot.models import AgentRun
+    from incidentdesk.errors import ConflictError
+
+    conversation = conversation_create(owner=alice)
+    AgentRun.objects.create(conversation=conversation, model="offline")
+    with pytest.raises(ConflictError):
+        intake_reply(conversation=conversation, user=alice, text="Checkout 502s right now")
