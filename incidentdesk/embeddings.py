@@ -80,6 +80,10 @@ class LocalOnnxEmbedder:
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.threads
+        # Idle threads sleep instead of spinning: a search embeds its query
+        # while PostgreSQL runs the full-text query on the same two cores, and
+        # spinning threads took CPU from it (whole search about 10% slower).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
