@@ -1,0 +1,1 @@
+"""Incident intake: new reports planned and executed step by step, tickets, the ledger."""

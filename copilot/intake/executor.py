@@ -106,6 +106,8 @@ class IntakeRun:
     def _answer(self, text: str, question: Message) -> Iterator[Event]:
         state = intake_state(self.conversation)
         plan = planner.plan_turn(text=text, has_image=self.screenshot is not None, state=state)
+        if _is_new_report(plan):
+            state.update(proposal=None, ticket=None)  # a new incident starts with neither
         ctx = IntakeContext(
             conversation=self.conversation,
             user=self.user,
@@ -205,12 +207,13 @@ def run_step(step: Step, ctx: IntakeContext) -> StepRecord:
     return StepRecord(step.value, outcome, ms, error)
 
 
+def _is_new_report(plan: planner.Plan) -> bool:
+    return plan.kind == "new_incident" and not plan.decision.confirms
+
+
 def _save_state(ctx: IntakeContext) -> None:
-    if ctx.plan.kind == "new_incident" and ctx.incident and not ctx.plan.decision.confirms:
+    if _is_new_report(ctx.plan) and ctx.incident:
         ctx.state["incident"] = rendering.state_incident(ctx)
-        ctx.state.setdefault("proposal", None)
-        if ctx.ticket is None:
-            ctx.state["ticket"] = None
     intake_services.conversation_intake_state_set(conversation=ctx.conversation, state=ctx.state)
 
 

@@ -162,3 +162,14 @@ def test_what_did_we_decide_with_nothing_decided_says_so(alice: User) -> None:
     answer = say(conversation, alice, "what did we decide?")
     assert "No decisions" in done_of(answer).content
     assert Decision.objects.count() == 0
+
+
+def test_a_second_report_replaces_the_current_incident_and_its_proposal(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    say(conversation, alice, f"{REPORT}, please file a ticket")
+    data = intake_data(say(conversation, alice, "Refund webhooks are failing with 500 right now"))
+    assert data["ticket"] is None
+    assert data["ticket_proposal"] == {"action": "create", "ticket_key": ""}
+    filed = intake_data(say(conversation, alice, "yes, file it"))
+    assert filed["ticket"]["key"] != Ticket.objects.order_by("pk").first().key
+    assert Ticket.objects.order_by("pk").last().title.startswith("Refund webhooks")
