@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, connections
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -80,7 +80,23 @@ def live_daphne(transactional_db: None, tmp_path: Path) -> Iterator[str]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-        connection.close()
+        _wait_for_other_sessions_to_end()
+
+
+def _wait_for_other_sessions_to_end() -> None:
+    """daphne's PostgreSQL backends outlive it briefly; dropping the test DB needs them gone."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            (others,) = cursor.fetchone() or (0,)
+        if not others:
+            break
+        time.sleep(0.1)
+    connection.close()
 
 
 @pytest.fixture
@@ -101,3 +117,6 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
         )
         yield launched
         launched.close()
+        # Connections opened by the test while Playwright's loop runs belong to
+        # that context (Django's connections are context-local); close them here.
+        connections.close_all()

@@ -3,12 +3,15 @@ citation, gives a thumbs-down, and finds the conversation again after a reload."
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
-from copilot.models import Conversation, Message
+from copilot.models import AgentRun, Conversation, Message
+from copilot.services import conversation_create
 from incidentdesk.demo import demo_load
 from tests.e2e.conftest import SCREENSHOTS
 from tests.factories import UserFactory
@@ -119,4 +122,65 @@ def test_carol_asks_follows_a_citation_gives_feedback_and_finds_it_again(
 
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=SCREENSHOTS / "chat-phone.png")
+    page.close()
+
+
+def _publish(conversation_id: int, *events: dict[str, Any]) -> None:
+    """What the socket that runs an answer sends to its conversation's group.
+
+    From a thread of its own: Playwright's sync API keeps an event loop on
+    this one, and the channel layer needs a loop to run on.
+    """
+    from channels_redis.core import RedisChannelLayer
+    from django.conf import settings
+
+    async def send() -> None:
+        layer = RedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])
+        for event in events:
+            message = {"type": "chat.event", "event": event, "origin": "another-tab"}
+            await layer.group_send(f"conversation-{conversation_id}", message)
+        await layer.close_pools()
+
+    worker = threading.Thread(target=lambda: asyncio.run(send()))
+    worker.start()
+    worker.join(timeout=30)
+
+
+def test_a_reload_mid_answer_shows_the_partial_text_and_follows_the_rest(
+    live_daphne: str, browser: Any, carol: User
+) -> None:
+    from playwright.sync_api import expect
+
+    conversation = conversation_create(owner=carol, title="Gateway 403s")
+    question = Message.objects.create(conversation=conversation, role="user", content="Why 403?")
+    run = AgentRun.objects.create(conversation=conversation, model="offline", question=question)
+    partial = Message.objects.create(
+        conversation=conversation, run=run, role="assistant", content="The key was ",
+        is_complete=False,
+    )  # fmt: skip
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    _log_in(page, live_daphne)
+    with page.expect_response(f"**/messages/{partial.pk}/answer/"):  # rejoined, then caught up
+        page.goto(f"{live_daphne}/conversations/{conversation.pk}/")
+    body = page.locator(".answer.is-streaming .answer-body")
+    expect(body).to_have_text("The key was ")
+    expect(page.locator("#status")).to_have_text("Still answering…")
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+
+    _publish(conversation.pk, {"type": "status", "text": "Found 1 relevant incidents..."})
+    expect(page.locator("#status")).to_have_text("Found 1 relevant incidents...")
+    _publish(conversation.pk, {"type": "token", "text": "stale in **gw-pool-b**."})
+    expect(body).to_have_text("The key was stale in **gw-pool-b**.")
+
+    partial.content, partial.is_complete = "The key was stale in **gw-pool-b**.", True
+    partial.save()
+    run.status = AgentRun.Status.DONE
+    run.save()
+    done = {"type": "done", "conversation_id": conversation.pk, "message_id": partial.pk,
+            "run_id": run.pk, "content": partial.content, "citations": [],
+            "dropped_citations": [], "steps": []}  # fmt: skip
+    _publish(conversation.pk, done)
+    expect(page.locator(".answer-body.markdown strong")).to_have_text("gw-pool-b")
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    page.screenshot(path=SCREENSHOTS / "chat-reattached.png")
     page.close()
