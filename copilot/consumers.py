@@ -9,15 +9,13 @@ from asgiref.sync import ThreadSensitiveContext, async_to_sync
 from channels.generic.websocket import JsonWebsocketConsumer
 
 from copilot import asking, selectors, services, streaming
+from copilot.models import Conversation
 from incidentdesk import errors
 
 
 class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
-    """Streams the copilot's events for questions asked over this socket.
-
-    Every event also goes to the conversation's group, so another tab (or
-    this one after a reload) watching the same conversation sees the rest.
-    """
+    """Streams the answers to questions asked here, and to the conversation's
+    group, so another tab (or this one after a reload) sees the rest too."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         # Channels runs every sync consumer on one shared thread; a context per
@@ -26,40 +24,43 @@ class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is 
             await super().__call__(scope, receive, send)
 
     def connect(self) -> None:
-        user = self.scope["user"]
-        if not user.is_authenticated:
+        if not self.scope["user"].is_authenticated:
             self.close()
             return
         try:
-            self.conversation = selectors.conversation_get_for_user(
-                conversation_id=self.scope["url_route"]["kwargs"]["conversation_id"], user=user
-            )
+            conversation = self.conversation()
         except errors.NotFoundError:
             self.close()
             return
-        self.group = f"conversation-{self.conversation.pk}"
+        self.group = f"conversation-{conversation.pk}"
         async_to_sync(self.channel_layer.group_add)(self.group, self.channel_name)
         self.accept()
 
     def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
+        if hasattr(self, "group"):  # accepted
             async_to_sync(self.channel_layer.group_discard)(self.group, self.channel_name)
 
     @classmethod
     def decode_json(cls, text_data: str) -> Any:
         try:
             return json.loads(text_data)
-        except ValueError:
-            return None  # answered by receive_json like any other bad payload
+        except ValueError:  # answered by receive_json like any other bad payload
+            return None
+
+    def conversation(self) -> Conversation:
+        """Read at each question: a rename or delete in another tab must count."""
+        wanted = self.scope["url_route"]["kwargs"]["conversation_id"]
+        return selectors.conversation_get_for_user(conversation_id=wanted, user=self.scope["user"])
 
     def receive_json(self, content: Any, **kwargs: Any) -> None:
         user = self.scope["user"]
         try:
             text = asking.ask_text(content)
             asking.question_count_take(user_id=user.pk)
-            with asking.conversation_claimed(conversation_id=self.conversation.pk):
+            conversation = self.conversation()
+            with asking.conversation_claimed(conversation_id=conversation.pk):
                 events = services.conversation_reply(
-                    conversation=self.conversation, user=user, text=text
+                    conversation=conversation, user=user, text=text
                 )
                 for event in streaming.merged_tokens(events):
                     self.publish(event.to_message())

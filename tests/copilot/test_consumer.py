@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
@@ -268,3 +269,34 @@ def test_a_second_socket_on_the_conversation_sees_the_answer_too(alice, incident
     asked, watched = run(scenario)
     assert asked == watched
     assert Conversation.objects.get(pk=conversation.pk).messages.count() >= 2
+
+
+def test_a_rename_or_delete_in_another_tab_counts_for_the_next_question(alice, incidents) -> None:
+    from copilot.services import conversation_delete, conversation_rename
+
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def ask(socket: WebsocketCommunicator) -> dict[str, Any]:
+        await socket.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
+        return (await _answer(socket))[-1]
+
+    async def scenario() -> list[Any]:
+        socket = _socket(headers, conversation.pk)
+        await socket.connect()
+        await database_sync_to_async(conversation_rename)(
+            conversation=conversation, user=alice, title="My own title"
+        )
+        renamed = await ask(socket)
+        title = await database_sync_to_async(
+            lambda: Conversation.objects.get(pk=conversation.pk).title
+        )()
+        await database_sync_to_async(conversation_delete)(conversation=conversation, user=alice)
+        deleted = await ask(socket)
+        await socket.disconnect()
+        return [renamed, deleted, title]
+
+    renamed, deleted, title = run(scenario)
+    assert renamed["type"] == "done" and title == "My own title"  # not replaced by a generated one
+    assert deleted["type"] == "error" and deleted["code"] == "not_found"
+    assert not Conversation.objects.filter(pk=conversation.pk).exists()
