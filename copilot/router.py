@@ -23,7 +23,7 @@ DEFAULT_LIMITS = {
 }
 LISTING_LIMIT = 25  # "all", "every", "list": people want the whole set
 _LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each|show\s+me)\b", re.IGNORECASE)
-_KNOWLEDGE_RE = re.compile(
+KNOWLEDGE_RE = re.compile(
     r"\b(?:runbooks?\s+(?:for|to|on|about)|the\s+runbook|is\s+there\s+a\s+(?:runbook|playbook|doc)"
     r"|runbook\b|playbook\s+for|known\s+issues?|postmortem\s+template|review\s+doc"
     r"|how\s+(?:do|can|should)\s+(?:i|we|you)\b|how\s+to\b|how\s+should\b"
@@ -71,7 +71,7 @@ def _by_id(question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
 def _by_knowledge(
     question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
 ) -> Route | None:
-    if not _KNOWLEDGE_RE.search(question):
+    if not KNOWLEDGE_RE.search(question):
         return None
     arguments: dict[str, Any] = {"query": question, "limit": DEFAULT_LIMITS["search_knowledge"]}
     for pattern, doc_type in _KNOWLEDGE_TYPES:
@@ -209,7 +209,7 @@ def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> s
     short_field_question = len(question.split()) <= 6 and _FIELD_RE.search(question)
     if window is not None or not (_REFERENCE_RE.search(question) or short_field_question):
         return None
-    if _KNOWLEDGE_RE.search(question) or re.search(r"\bdoc(?:ument)?s?\b", question, re.I):
+    if KNOWLEDGE_RE.search(question) or re.search(r"\bdoc(?:ument)?s?\b", question, re.I):
         return "knowledge"
     if _SIMILAR_RE.search(question):
         return "similar"

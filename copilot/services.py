@@ -196,7 +196,7 @@ def conversation_reply(
     from copilot.intake.services import intake_reply, turn_kind
 
     _check_owner(conversation, user)
-    question = _checked_question(text) if image is None else text.strip()
+    question = _checked_question(text, screenshot=image is not None)
     if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
         raise ConflictError("An answer is still being written in this conversation.")
     if turn_kind(conversation, question, image is not None) != "query_past":
@@ -204,8 +204,9 @@ def conversation_reply(
     return agent.reply(conversation=conversation, text=question, model=model, context=context)
 
 
-def _checked_question(text: str) -> str:
-    if not isinstance(text, str) or not text.strip():
+def _checked_question(text: str, *, screenshot: bool = False) -> str:
+    """The question, stripped; a screenshot may come without words."""
+    if not isinstance(text, str) or (not text.strip() and not screenshot):
         raise ValidationError("The question is empty.", {"text": "required"})
     if len(text) > QUESTION_MAX_CHARS:
         raise ValidationError(
