@@ -64,11 +64,23 @@ def filter_chips(tools: list[Message]) -> FilterChips | None:
         data = message.data or {}
         if message.tool_name == FILTER_TOOL and data.get("filters"):
             query = str(data.get("query", ""))
-            _, rest = parse_incident_filters(query, today=timezone.localdate())
-            base = _DANGLING_RE.sub("", rest)
+            base = rerun_base(query, data["filters"].get("application"))
             chips = _chips(data["filters"])
             return FilterChips(query, base, chips, bool(data.get("expanded"))) if chips else None
     return None
+
+
+def rerun_base(query: str, application: str | None) -> str:
+    """The question without its filter phrases: what a re-run adds the chips to.
+
+    The application goes with the word that introduced it ("errors in PayU
+    Core before?" → "errors before?"); the parser strips the other filters.
+    """
+    if application:
+        phrase = rf"(?:\b(?:in|for|on|at|of|from|with)\s+)?{re.escape(application)}"
+        query = re.sub(phrase, " ", query, flags=re.IGNORECASE)
+    _, rest = parse_incident_filters(query, today=timezone.localdate())
+    return _DANGLING_RE.sub("", " ".join(rest.split()))
 
 
 @dataclass(frozen=True)

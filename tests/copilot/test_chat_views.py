@@ -209,3 +209,19 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
     run.save()
     page = client.get(f"/conversations/{conversation.pk}/").content.decode()
     assert "This answer was interrupted." in page
+
+
+@pytest.mark.parametrize(
+    ("query", "application", "base"),
+    [
+        ("Seen HTTP 403 errors in PayU Core before?", "PayU Core", "Seen HTTP 403 errors before?"),
+        ("Merchants get HTTP 403 from PayU Core", "PayU Core", "Merchants get HTTP 403"),
+        ("SEV2 repeat incidents with 403 errors", None, "with 403 errors"),
+    ],
+)  # fmt: skip
+def test_a_rerun_starts_from_the_question_without_its_filters(
+    incidents: None, query: str, application: str | None, base: str
+) -> None:
+    from copilot.display import rerun_base
+
+    assert rerun_base(query, application) == base

@@ -95,13 +95,23 @@ def test_carol_asks_follows_a_citation_gives_feedback_and_finds_it_again(
     page.screenshot(path=SCREENSHOTS / "incident.png", full_page=True)
     page.go_back()
 
-    page.get_by_role("button", name="Not helpful").last.click()
-    expect(page.get_by_role("button", name="Not helpful").last).to_have_attribute(
+    # The search read "PayU Core" from the question: drop that chip and re-run.
+    page.get_by_role("button", name="Remove the App filter PayU Core").click()
+    page.get_by_role("button", name="Re-run").click()
+    expect(page.locator(".question .bubble").last).to_have_text(
+        "Have we seen HTTP 403 errors before?"
+    )
+    expect(page.locator(".answer-body.markdown")).to_have_count(3, timeout=30_000)
+
+    # Thumbs-down on the answer whose citation was followed (the second).
+    feedback = page.locator("form.feedback").nth(1)
+    feedback.get_by_role("button", name="Not helpful").click()
+    expect(feedback.get_by_role("button", name="Not helpful")).to_have_attribute(
         "aria-pressed", "true"
     )
-    page.get_by_label("Comment on this answer").last.fill("Name the gateway pool first.")
-    page.get_by_role("button", name="Save comment").last.click()
-    expect(page.locator(".feedback-state").last).to_have_text("Thanks for the feedback.")
+    feedback.get_by_label("Comment on this answer").fill("Name the gateway pool first.")
+    feedback.get_by_role("button", name="Save comment").click()
+    expect(feedback.locator(".feedback-state")).to_have_text("Thanks for the feedback.")
 
     page.reload()
     conversation = Conversation.objects.get(owner=carol)
@@ -110,9 +120,9 @@ def test_carol_asks_follows_a_citation_gives_feedback_and_finds_it_again(
         conversation.title
     )
     expect(page.locator(".answer-body.markdown a.ref-incident").first).to_be_visible()
-    expect(page.get_by_role("button", name="Not helpful").last).to_have_attribute(
-        "aria-pressed", "true"
-    )
+    expect(
+        page.locator("form.feedback").nth(1).get_by_role("button", name="Not helpful")
+    ).to_have_attribute("aria-pressed", "true")
     page.screenshot(path=SCREENSHOTS / "chat-after-reload.png")
 
     answers = Message.objects.filter(conversation=conversation, role="assistant", is_complete=True)
