@@ -85,7 +85,7 @@ def test_carol_asks_follows_a_citation_gives_feedback_and_finds_it_again(
     expect(answer).to_contain_text("INC-")
     expect(page.locator(".citations").last.locator(".cite-incident").first).to_be_visible()
     page.locator(".steps").last.evaluate("d => d.open = true")
-    page.screenshot(path=SCREENSHOTS / "chat-answer.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / "chat-answer.png")
 
     cited = answer.locator("a.ref-incident").first
     incident_id = cited.inner_text()
