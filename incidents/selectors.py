@@ -302,7 +302,8 @@ def _fetch(sql: str, params: list[Any], *, exact: bool = False) -> list[tuple[An
         if exact:
             cursor.execute("SET LOCAL enable_indexscan = off")
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+    return rows
 
 
 # --- lookup by id ---------------------------------------------------------------
