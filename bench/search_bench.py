@@ -46,7 +46,7 @@ NOISE = 0.3  # per-vector noise norm relative to the unit vector
 MAX_BLEND = 0.6  # weight of a random other incident's chunk blended in
 INDEX_SQL = (
     'CREATE INDEX IF NOT EXISTS "incidents_chunk_embedding_hnsw" ON incidents_incidentchunk '
-    "USING hnsw (embedding vector_cosine_ops) WITH (m = 32, ef_construction = 200)"
+    "USING hnsw (embedding vector_cosine_ops) WITH (m = 32, ef_construction = 400)"
 )
 
 
