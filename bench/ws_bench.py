@@ -157,6 +157,16 @@ def start_daphne() -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("daphne did not start")
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL: after a burst daphne has been seen to hang on exit."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def report(figures: Figures, clients: int, questions: int, seconds: float) -> None:
     asked = clients * questions
     print(f"clients: {clients}, questions each: {questions}, answered {len(figures.done)}/{asked}"
@@ -199,8 +209,7 @@ def main() -> None:
         report(figures, args.clients, args.questions, time.perf_counter() - started - 2)
     finally:
         for process, _ in servers:
-            process.terminate()
-            process.wait(timeout=20)
+            stop(process)
         cleanup()
 
 
