@@ -150,6 +150,12 @@ class ConversationState:
 
 
 SELECT_MANY_LIMIT = LISTING_LIMIT
+PAST_FIXES_LIMIT = 3
+_FIXING_RE = re.compile(
+    r"\b(?:fix\w*|resolv\w*|troubleshoot\w*|debug\w*|mitigat\w*|recover\w*|errors?|"
+    r"fail\w*|outage|down|timeouts?|[45]\d\d)\b",
+    re.IGNORECASE,
+)
 _REFERENCE_RE = re.compile(
     r"\b(?:it|its|they|them|those|these|the\s+same|same|again|afterwards|later|"
     r"this(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
@@ -243,9 +249,14 @@ def plan(
     if len(ids) > 1:
         return [Route("lookup_incident_by_id", {"incident_id": i}, "incident ids") for i in ids[:5]]
     kind = follow_up_kind(question, state, today)
-    if kind is None:
-        return [route(question, catalog=catalog, today=today)]
-    return _FOLLOW_UPS[kind](question, state)
+    if kind is not None:
+        return _FOLLOW_UPS[kind](question, state)
+    first = route(question, catalog=catalog, today=today)
+    if first.tool == "search_knowledge" and _FIXING_RE.search(question):
+        # "How do I fix X?": the runbook first, and how X was fixed before.
+        arguments = {"query": question, "limit": PAST_FIXES_LIMIT}
+        return [first, Route("search_similar_incidents", arguments, "past fixes")]
+    return [first]
 
 
 def _lookup(item: Remembered, reason: str) -> Route:

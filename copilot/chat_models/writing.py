@@ -359,6 +359,10 @@ def _documents_answer(question: str, outcomes: list[ToolOutcome], state: Convers
     ]
     if state.focus:
         parts.append(f"It applies to what we were looking at: **{state.focus[0].incident_id}**.")
+    incidents = _incident_records(outcomes)
+    if incidents:
+        fixes = [f"- {_reference(r)}\n  - Mitigation: {r.get('Mitigation')}" for r in incidents]
+        parts.append("How it was fixed before:\n" + "\n".join(fixes))
     if others:
         parts.append(
             "Also relevant:\n"

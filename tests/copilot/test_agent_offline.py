@@ -224,3 +224,11 @@ def test_a_cited_stale_document_is_flagged_in_the_answer(alice: User) -> None:
     assert done.citations[0] == "KB-RB-001"
     assert "KB-RB-001 was not validated in the last 180 days (stale)" in done.content
     assert "KB-KI-001 was not validated" not in done.content
+
+
+def test_how_do_i_fix_cites_the_runbook_and_the_incident_it_came_from(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    done = done_of(ask(conversation, alice, "How do I fix HTTP 403 errors in PayU?"))
+    assert done.citations[:1] == ["KB-RB-001"]
+    assert "INC-2025-08-24-001" in done.citations
+    assert "How it was fixed before:" in done.content

@@ -117,3 +117,14 @@ def test_several_ids_are_looked_up_together() -> None:
 )  # fmt: skip
 def test_superlatives_name_what_to_compare(question: str, expected: tuple | None) -> None:
     assert superlative(question) == expected
+
+
+def test_how_do_i_fix_reads_the_runbooks_and_the_past_fixes() -> None:
+    question = "How do I fix HTTP 403 errors in PayU?"
+    assert plan_of(question, ConversationState()) == [
+        ("search_knowledge", {"query": question, "limit": 10}),
+        ("search_similar_incidents", {"query": question, "limit": 3}),
+    ]
+    assert [t for t, _ in plan_of("How do I rotate API keys?", ConversationState())] == [
+        "search_knowledge"
+    ]
