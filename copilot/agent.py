@@ -43,6 +43,7 @@ from copilot.events import (
 from copilot.models import AgentRun, Conversation, Message
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
 from copilot.tools import ToolContext, ToolResult, parse_arguments, run_tool, tool_specs
+from incidentdesk.db import derived_writes
 from knowledge.selectors import knowledge_stale_ids
 
 logger = logging.getLogger(__name__)
@@ -183,14 +184,15 @@ class _Run:
         """Write the answer so far now and then, so a reload can show it."""
         if time.monotonic() - last_save < PARTIAL_SAVE_SECONDS:
             return last_save
-        if turn.message is None:
-            turn.message = services.conversation_message_append(
-                conversation=self.conversation,
-                role=Message.Role.ASSISTANT,
-                run=self.run,
-                is_complete=False,
-            )
-        Message.objects.filter(pk=turn.message.pk).update(content=turn.text)
+        with derived_writes():
+            if turn.message is None:
+                turn.message = services.conversation_message_append(
+                    conversation=self.conversation,
+                    role=Message.Role.ASSISTANT,
+                    run=self.run,
+                    is_complete=False,
+                )
+            Message.objects.filter(pk=turn.message.pk).update(content=turn.text)
         return time.monotonic()
 
     def _check_cancel(self, *, now: bool = False) -> None:
@@ -206,7 +208,8 @@ class _Run:
     def _run_tools(self, turn: _Turn, messages: list[ChatMessage]) -> Iterator[Event]:
         """Store the calls, run each, store and stream each result."""
         calls = [_call_dict(call) for call in turn.calls]
-        stored = self._store_assistant(turn, tool_calls=calls)
+        with derived_writes():
+            stored = self._store_assistant(turn, tool_calls=calls)
         messages.append(_as_chat_message(stored))
         for call in calls:
             yield StatusEvent(_status_before(call["name"], call["arguments"]))
@@ -231,7 +234,7 @@ class _Run:
         )  # fmt: skip
         return result, latency_ms
 
-    @transaction.atomic
+    @derived_writes()
     def _store_tool_result(
         self, call: dict[str, Any], result: ToolResult, latency_ms: int
     ) -> Message:
@@ -273,7 +276,7 @@ class _Run:
         text = turn.text.strip() or "I could not put an answer together from what I found."
         checked = check_citations(text, self.returned)
         turn.text = checked.text + _staleness_note(checked.kept)
-        with transaction.atomic():
+        with derived_writes():
             message = self._store_assistant(turn, citations=checked.kept)
             services.conversation_touch(conversation=self.conversation)
             self._finish(
@@ -337,7 +340,8 @@ class _Run:
         if title is None:
             return
         yield StatusEvent("Generating title for the incident report...")
-        services.conversation_title_set(conversation=self.conversation, title=title.result())
+        with derived_writes():
+            services.conversation_title_set(conversation=self.conversation, title=title.result())
         yield TitleEvent(self.conversation.pk, self.conversation.title)
 
 
