@@ -18,10 +18,12 @@ def test_bob_activates_a_version_from_the_admin(client: Client, bob) -> None:
     old = DatasetVersionFactory(dataset=dataset, status="active")
     new = DatasetVersionFactory(dataset=dataset, status="ready")
     client.force_login(bob)
+    action = {"action": "activate", "_selected_action": [new.pk]}
+    confirm = client.post("/admin/incidents/datasetversion/", action)
+    assert b"what changes" in confirm.content  # nothing changes before the confirmation
+    assert DatasetVersion.objects.get(pk=new.pk).status == "ready"
     response = client.post(
-        "/admin/incidents/datasetversion/",
-        {"action": "activate", "_selected_action": [new.pk]},
-        follow=True,
+        "/admin/incidents/datasetversion/", {**action, "confirmed": "yes"}, follow=True
     )
     assert response.status_code == 200
     old.refresh_from_db()
@@ -34,7 +36,7 @@ def test_activating_a_building_version_shows_an_error(client: Client, bob) -> No
     client.force_login(bob)
     response = client.post(
         "/admin/incidents/datasetversion/",
-        {"action": "activate", "_selected_action": [version.pk]},
+        {"action": "activate", "_selected_action": [version.pk], "confirmed": "yes"},
         follow=True,
     )
     assert b"still building" in response.content
