@@ -101,6 +101,8 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
     target.status = DatasetVersion.Status.ACTIVE
     target.activated_at = timezone.now()
     target.save(update_fields=["status", "activated_at"])
+    # Search reads these counters to choose an exact scan for small scopes.
+    dataset_version_refresh_counts(version=target)
     forget_active_versions()  # this process sees the change at once,
     transaction.on_commit(forget_active_versions)  # and again once committed
     return target

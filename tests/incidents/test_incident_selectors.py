@@ -189,3 +189,14 @@ def test_the_application_catalog_lists_each_application_once(tmp_path: Path) -> 
     path.write_text("\n".join(json.dumps(r) for r in rows))
     incident_import_file(path=path, dataset_name="same-app", activate=True)
     assert [(e.application, e.company) for e in application_catalog()] == [("PayU Core", "PayU")]
+
+
+def test_a_small_scope_is_ranked_exactly_a_large_one_through_hnsw(version, monkeypatch) -> None:
+    from incidents import selectors
+
+    assert version.chunk_count == version.incident_chunks.count() > 0  # counted on activation
+    _, exact = selectors._filtered_chunks(selectors.incident_scope(), None, is_filtered=False)
+    assert exact
+    monkeypatch.setattr(selectors, "EXACT_SEARCH_MAX_CHUNKS", version.chunk_count - 1)
+    _, exact = selectors._filtered_chunks(selectors.incident_scope(), None, is_filtered=False)
+    assert not exact
