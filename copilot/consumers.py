@@ -32,12 +32,15 @@ class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is 
         except errors.NotFoundError:
             self.close()
             return
+        self.conversation_id = conversation.pk
         self.group = f"conversation-{conversation.pk}"
         async_to_sync(self.channel_layer.group_add)(self.group, self.channel_name)
+        asking.listener_join(conversation_id=conversation.pk)
         self.accept()
 
     def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):  # accepted
+            asking.listener_leave(conversation_id=self.conversation_id)
             async_to_sync(self.channel_layer.group_discard)(self.group, self.channel_name)
 
     @classmethod
@@ -69,6 +72,8 @@ class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is 
 
     def publish(self, message: dict[str, Any]) -> None:
         self.send_json(message)
+        if not asking.others_listening(conversation_id=self.conversation_id):
+            return
         async_to_sync(self.channel_layer.group_send)(
             self.group, {"type": "chat.event", "event": message, "origin": self.channel_name}
         )

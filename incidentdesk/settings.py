@@ -135,10 +135,14 @@ REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured("REDIS_URL must start with redis://, rediss:// or unix://")
 _channel_address = REDIS_URL or f"unix://{embedded.redis_socket()}"
+# channels_redis blocks 5 s on each receive (BZPOPMIN), and redis-py's read
+# timeout is also 5 s: under load the reply came a moment late and the socket
+# died with "Timeout reading" (seen at 50 clients). The read timeout must
+# outlast the blocking pop.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [{"address": _channel_address}]},
+        "CONFIG": {"hosts": [{"address": _channel_address, "socket_timeout": 30}]},
     }
 }
 if REDIS_URL.startswith("unix://"):
