@@ -49,6 +49,8 @@ format: install ## Format and autofix with ruff
 bench: install ## Run the benchmarks (they print figures)
 	$(PY) bench/import_bench.py
 	$(PY) bench/search_bench.py
+	$(PY) bench/chat_bench.py
+	$(PY) bench/ws_bench.py
 
 stop: install ## Stop embedded services left running by a killed process
 	$(PY) -c 'from incidentdesk import embedded as e; e.stop_redis(); e.stop_postgres()'
