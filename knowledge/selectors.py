@@ -147,8 +147,8 @@ class Freshness:
 
 
 def stale_after_days() -> int:
-    # Another issue adds the setting; until then runbooks go stale after half a year.
-    return int(getattr(settings, "KNOWLEDGE_STALE_DAYS", 180))
+    """KNOWLEDGE_STALE_DAYS: after this long without validation a document is stale."""
+    return int(settings.KNOWLEDGE_STALE_DAYS)
 
 
 def document_freshness(document: KnowledgeDocument, *, now: dt.datetime | None = None) -> Freshness:
