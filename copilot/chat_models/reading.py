@@ -120,8 +120,11 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
 
 
 def _final_answer(messages: list[ChatMessage]) -> str:
+    """The assistant's last answer (not a tool-call turn) among `messages`, or ""."""
     answers = [m for m in messages if m["role"] == "assistant" and not m.get("tool_calls")]
-    return answers[-1].get("content") or "" if answers else ""
+    if not answers:
+        return ""
+    return str(answers[-1].get("content") or "")
 
 
 def _remember(records: list[Record], answer: str) -> tuple[Remembered, ...]:
