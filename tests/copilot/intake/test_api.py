@@ -13,7 +13,7 @@ from pytest_django.fixtures import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from copilot.models import Conversation, Message, Ticket
+from copilot.models import Conversation, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png
 
@@ -76,6 +76,13 @@ def test_a_token_caller_files_a_ticket_and_follows_up_in_the_same_conversation(
             "error": "",
         }
     ]
+    conversation = {"conversation_id": first["conversation_id"]}
+    comment = "add a comment: we rolled back the 14:00 deploy and decided to keep the flag off"
+    api_client.post(URL, {**conversation, "text": comment}, format="multipart")
+    assert TicketComment.objects.get().ticket == ticket
+    ledger = api_client.post(URL, {**conversation, "text": "what did we decide?"}).json()
+    assert "keep the flag off" in ledger["reply_text"]
+    assert ticket.key in ledger["reply_text"]
 
 
 def test_someone_elses_conversation_is_not_found(as_alice: APIClient, bob: User) -> None:
