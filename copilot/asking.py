@@ -3,19 +3,23 @@
 The payload is checked, the user's question rate is counted, and the
 conversation is claimed so that only one answer is written into it at a
 time. Counters and claims live in the shared cache (Redis), so every daphne
-process sees the same ones.
+process sees the same ones. `answer_question` runs all of it, and the
+answer, on a worker thread for the chat websocket.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
+from django.db import close_old_connections
 
+from copilot import selectors, services, streaming
 from copilot.events import ErrorEvent
 from incidentdesk.errors import (
     ConflictError,
@@ -96,6 +100,20 @@ def _listeners_key(conversation_id: int) -> str:
     return f"chat-listeners:{conversation_id}"
 
 
+def conversation_join(user: AbstractBaseUser | AnonymousUser, conversation_id: int) -> int | None:
+    """The conversation's id, counted as listened to, if `user` may open it; else None."""
+    if not user.is_authenticated:
+        return None
+    try:
+        conversation = selectors.conversation_get_for_user(
+            conversation_id=conversation_id, user=user
+        )
+    except NotFoundError:
+        return None
+    listener_join(conversation_id=conversation.pk)
+    return conversation.pk
+
+
 def listener_join(*, conversation_id: int) -> None:
     key = _listeners_key(conversation_id)
     cache.add(key, 0, timeout=LISTENERS_TIMEOUT_SECONDS)
@@ -111,3 +129,52 @@ def listener_leave(*, conversation_id: int) -> None:
 def others_listening(*, conversation_id: int) -> bool:
     """Whether a socket other than the answering one is open on the conversation."""
     return int(cache.get(_listeners_key(conversation_id)) or 0) > 1
+
+
+LISTENERS_CHECK_SECONDS = 0.25  # a tab opened mid-answer gets the rest this soon
+
+
+def listeners_checker(*, conversation_id: int) -> Callable[[], bool]:
+    """`others_listening`, asked of Redis at most every LISTENERS_CHECK_SECONDS."""
+    checked = [-LISTENERS_CHECK_SECONDS, False]
+
+    def check() -> bool:
+        if time.monotonic() - checked[0] >= LISTENERS_CHECK_SECONDS:
+            checked[:] = [time.monotonic(), others_listening(conversation_id=conversation_id)]
+        return bool(checked[1])
+
+    return check
+
+
+# What the worker thread hands the socket: an event message and whether to
+# relay it to the conversation's other sockets; None once the answer ended.
+Post = Callable[[dict[str, Any] | None, bool], None]
+
+
+def answer_question(
+    *, user: AbstractBaseUser, conversation_id: int, payload: Any, post: Post
+) -> None:
+    """Check a websocket question and stream its answer's events to `post`.
+
+    Runs on a worker thread and never waits for the socket: `post` only
+    queues, so the answer is written at the speed of the copilot.
+    """
+    try:
+        text = ask_text(payload)
+        question_count_take(user_id=user.pk)
+        # Read at each question: a rename or delete in another tab must count.
+        conversation = selectors.conversation_get_for_user(
+            conversation_id=conversation_id, user=user
+        )
+        with conversation_claimed(conversation_id=conversation.pk):
+            relay = listeners_checker(conversation_id=conversation.pk)
+            events = services.conversation_reply(conversation=conversation, user=user, text=text)
+            for event in streaming.merged_tokens(events):
+                post(event.to_message(), relay())
+    except IncidentDeskError as exc:
+        post(error_event(exc).to_message(), False)
+    finally:
+        # Here, not by the caller: the connection was opened in this call's
+        # copy of the context, where a close around the call cannot see it.
+        close_old_connections()
+        post(None, False)

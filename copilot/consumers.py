@@ -2,83 +2,82 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext, async_to_sync
-from channels.generic.websocket import JsonWebsocketConsumer
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
-from copilot import asking, selectors, services, streaming
-from copilot.models import Conversation
-from incidentdesk import errors
+from copilot import asking
+
+# Answers are written on a few threads, not one per socket: at 50 sockets,
+# fifty threads took turns on the GIL and each event waited on the event
+# loop; a small pool answers the queue in order (bench/ws_bench.py).
+_ANSWERS = ThreadPoolExecutor(settings.CHAT_ANSWER_THREADS, thread_name_prefix="chat-answer")
+_answer_question = sync_to_async(asking.answer_question, thread_sensitive=False, executor=_ANSWERS)
 
 
-class ChatConsumer(JsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
     """Streams the answers to questions asked here, and to the conversation's
     group, so another tab (or this one after a reload) sees the rest too."""
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        # Channels runs every sync consumer on one shared thread; a context per
-        # socket gives each its own, so one user's answer never waits on another's.
-        async with ThreadSensitiveContext():
-            await super().__call__(scope, receive, send)
-
-    def connect(self) -> None:
-        if not self.scope["user"].is_authenticated:
-            self.close()
+    async def connect(self) -> None:
+        wanted = self.scope["url_route"]["kwargs"]["conversation_id"]
+        joined = database_sync_to_async(asking.conversation_join)
+        self.conversation_id = await joined(self.scope["user"], wanted)
+        if self.conversation_id is None:
+            await self.close()
             return
-        try:
-            conversation = self.conversation()
-        except errors.NotFoundError:
-            self.close()
-            return
-        self.conversation_id = conversation.pk
-        self.group = f"conversation-{conversation.pk}"
-        async_to_sync(self.channel_layer.group_add)(self.group, self.channel_name)
-        asking.listener_join(conversation_id=conversation.pk)
-        self.accept()
+        self.group = f"conversation-{self.conversation_id}"
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
 
-    def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):  # accepted
-            asking.listener_leave(conversation_id=self.conversation_id)
-            async_to_sync(self.channel_layer.group_discard)(self.group, self.channel_name)
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "conversation_id", None) is not None:  # accepted
+            await database_sync_to_async(asking.listener_leave)(
+                conversation_id=self.conversation_id
+            )
+            await self.channel_layer.group_discard(self.group, self.channel_name)
 
     @classmethod
-    def decode_json(cls, text_data: str) -> Any:
+    async def decode_json(cls, text_data: str) -> Any:
         try:
             return json.loads(text_data)
         except ValueError:  # answered by receive_json like any other bad payload
             return None
 
-    def conversation(self) -> Conversation:
-        """Read at each question: a rename or delete in another tab must count."""
-        wanted = self.scope["url_route"]["kwargs"]["conversation_id"]
-        return selectors.conversation_get_for_user(conversation_id=wanted, user=self.scope["user"])
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        loop = asyncio.get_running_loop()
+        outbox: asyncio.Queue[tuple[dict[str, Any] | None, bool]] = asyncio.Queue()
 
-    def receive_json(self, content: Any, **kwargs: Any) -> None:
-        user = self.scope["user"]
-        try:
-            text = asking.ask_text(content)
-            asking.question_count_take(user_id=user.pk)
-            conversation = self.conversation()
-            with asking.conversation_claimed(conversation_id=conversation.pk):
-                events = services.conversation_reply(
-                    conversation=conversation, user=user, text=text
-                )
-                for event in streaming.merged_tokens(events):
-                    self.publish(event.to_message())
-        except errors.IncidentDeskError as exc:
-            self.send_json(asking.error_event(exc).to_message())
+        def post(message: dict[str, Any] | None, relay: bool) -> None:
+            loop.call_soon_threadsafe(outbox.put_nowait, (message, relay))
 
-    def publish(self, message: dict[str, Any]) -> None:
-        self.send_json(message)
-        if not asking.others_listening(conversation_id=self.conversation_id):
-            return
-        async_to_sync(self.channel_layer.group_send)(
-            self.group, {"type": "chat.event", "event": message, "origin": self.channel_name}
-        )
+        answering = asyncio.ensure_future(
+            _answer_question(
+                user=self.scope["user"], conversation_id=self.conversation_id,
+                payload=content, post=post,
+            )
+        )  # fmt: skip
+        while True:
+            message, relay = await outbox.get()
+            if message is None:
+                break
+            await self.publish(message, relay)
+        await answering  # a crash on the thread surfaces here
 
-    def chat_event(self, message: dict[str, Any]) -> None:
+    async def publish(self, message: dict[str, Any], relay: bool) -> None:
+        await self.send_json(message)
+        if relay:
+            await self.channel_layer.group_send(
+                self.group, {"type": "chat.event", "event": message, "origin": self.channel_name}
+            )
+
+    async def chat_event(self, message: dict[str, Any]) -> None:
         """An event of an answer another socket is running in this conversation."""
         if message["origin"] != self.channel_name:
-            self.send_json(message["event"])
+            await self.send_json(message["event"])

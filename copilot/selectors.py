@@ -87,6 +87,7 @@ def message_list_disliked() -> QuerySet[Message]:
     )
 
 
+HISTORY_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "created_at")
 CHARS_PER_TOKEN = 4  # a rough estimate that holds for English prose and JSON
 
 
@@ -100,7 +101,9 @@ def conversation_history(*, conversation: Conversation, token_budget: int) -> li
     Cut only at user messages, so an assistant's tool calls never lose
     their tool results; the latest turn is always kept.
     """
-    messages = list(conversation_messages(conversation=conversation))
+    # Only what the model reads: tool results' `data` (for the UI) is the
+    # bulk of a conversation's bytes, and decoding it was a sixth of an answer.
+    messages = list(conversation_messages(conversation=conversation).only(*HISTORY_FIELDS))
     kept: list[Message] = []
     turn: list[Message] = []
     used = 0

@@ -126,6 +126,18 @@ if HNSW_EF_SEARCH > 1000:
 _database.setdefault("OPTIONS", {})["options"] = (
     f"-c hnsw.ef_search={HNSW_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
 )
+# A pool of open connections (psycopg_pool). Daphne runs each request and
+# each websocket message on a thread of its own, so persistent connections
+# were never reused: every question opened a new PostgreSQL backend, with
+# cold caches, and paid for it (bench/ws_bench.py, bench/search_bench.py).
+DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 20, minimum=0)
+if DATABASE_POOL_SIZE:
+    _database["CONN_MAX_AGE"] = 0  # the pool keeps them instead
+    _database["OPTIONS"]["pool"] = {
+        "min_size": min(4, DATABASE_POOL_SIZE),
+        "max_size": DATABASE_POOL_SIZE,
+        "timeout": 30,
+    }
 DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -339,6 +351,9 @@ if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
 # before another run is allowed (covers a process that died mid-answer).
 CHAT_QUESTIONS_PER_MINUTE = env_int("CHAT_QUESTIONS_PER_MINUTE", 10, minimum=1)
 CHAT_MAX_QUESTION_BYTES = 8 * 1024
+# Threads that write websocket answers (per daphne process); more questions
+# than this wait their turn. Past the CPU count they only take turns on the GIL.
+CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 4, minimum=1)
 CHAT_RUN_LOCK_SECONDS = 300
 
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild

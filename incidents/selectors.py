@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
@@ -64,24 +64,30 @@ STOPWORDS = frozenset(
 
 
 ACTIVE_VERSIONS_TTL_SECONDS = 1.0
-_active_cache: list[tuple[float, tuple[tuple[Any, ...], ...]]] = []
+_active_cache: list[tuple[float, dict[int, DatasetVersion]]] = []
 
 
-def active_version_rows() -> tuple[tuple[Any, ...], ...]:
-    """(pk, status, row_count, chunk_count, activated_at) of the active versions.
+def active_versions_by_pk() -> dict[int, DatasetVersion]:
+    """The active versions, with their datasets, by primary key.
 
     Read at most once a second per process (a search asks several times);
     activation in this process forgets it at once (`forget_active_versions`).
+    Shared between requests: read them, never change them.
     """
     if _active_cache and time.monotonic() - _active_cache[0][0] < ACTIVE_VERSIONS_TTL_SECONDS:
         return _active_cache[0][1]
-    rows = tuple(
-        active_versions()
-        .order_by("pk")
-        .values_list("pk", "status", "row_count", "chunk_count", "activated_at")
+    versions = active_versions().select_related("dataset").order_by("pk")
+    by_pk = {v.pk: v for v in versions}
+    _active_cache[:] = [(time.monotonic(), by_pk)]
+    return by_pk
+
+
+def active_version_rows() -> tuple[tuple[Any, ...], ...]:
+    """(pk, status, row_count, chunk_count, activated_at) of the active versions."""
+    return tuple(
+        (v.pk, v.status, v.row_count, v.chunk_count, v.activated_at)
+        for v in active_versions_by_pk().values()
     )
-    _active_cache[:] = [(time.monotonic(), rows)]
-    return rows
 
 
 def forget_active_versions() -> None:
@@ -146,6 +152,11 @@ TERM_STATS_TTL_SECONDS = 600
 # the words kept are the distinctive ones (error codes, component names).
 TERM_ROW_BUDGET = 3000
 MIN_QUERY_TERMS = 2
+# Past the budget, up to MIN_QUERY_TERMS words are still kept unless they
+# match more chunks than this: at 100k incidents "mitigated" or "outages"
+# match 50k-100k chunks, whose ranking took 100-500 ms and told incidents
+# apart no better than the vector half already does.
+COMMON_TERM_ROWS = 2 * TERM_ROW_BUDGET
 _term_stats_cache: dict[str, tuple[float, dict[str, int]]] = {}
 
 
@@ -190,7 +201,8 @@ def rare_terms(text: str, table: str) -> list[str]:
     chosen: list[str] = []
     budget = TERM_ROW_BUDGET
     for count, word in present:
-        if count > budget and len(chosen) >= MIN_QUERY_TERMS:
+        over_budget = count > budget
+        if over_budget and (len(chosen) >= MIN_QUERY_TERMS or count > COMMON_TERM_ROWS):
             break
         chosen.append(word)
         budget -= count
@@ -211,9 +223,9 @@ def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
 
 
 def chunks_hybrid_rank(
-    chunks: QuerySet[Any], *, parent_field: str, query: str, exact: bool = False
+    chunks: QuerySet[Any], *, parent_field: str, query: str, limit: int, exact: bool = False
 ) -> list[RankedParent]:
-    """Fuse vector and full-text rankings of chunks into one ranking of parents.
+    """The best `limit` parents of `chunks` by vector and full-text rank, fused.
 
     Each list is reduced to one rank per parent (its best chunk); reciprocal
     rank fusion adds 1/(RRF_K + rank) over both lists.
@@ -224,19 +236,27 @@ def chunks_hybrid_rank(
     text_hits = _text_candidates(chunks, parent_field, query)
     vector_hits = _vector_candidates(chunks, parent_field, vector.result(), exact)
     scores: dict[int, float] = {}
-    best_text: dict[int, str] = {}
+    best_chunk: dict[int, int] = {}
     for hits in (vector_hits, text_hits):
-        for rank, (parent_id, text) in enumerate(hits, start=1):
+        for rank, (parent_id, chunk_id) in enumerate(hits, start=1):
             scores[parent_id] = scores.get(parent_id, 0.0) + 1.0 / (RRF_K + rank)
-            best_text.setdefault(parent_id, text)
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
-    return [RankedParent(pid, score, best_text[pid]) for pid, score in ordered]
+            best_chunk.setdefault(parent_id, chunk_id)
+    ordered = sorted(scores.items(), key=lambda item: -item[1])[:limit]
+    texts = _chunk_texts(chunks.model, [best_chunk[pid] for pid, _ in ordered])
+    return [RankedParent(pid, score, texts[best_chunk[pid]]) for pid, score in ordered]
 
 
-def _best_per_parent(rows: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
-    seen: dict[int, str] = {}
-    for parent_id, text in rows:
-        seen.setdefault(parent_id, text)
+def _chunk_texts(model: type[Any], chunk_ids: list[int]) -> dict[int, str]:
+    if not chunk_ids:
+        return {}
+    return dict(model._default_manager.filter(pk__in=chunk_ids).values_list("pk", "text"))
+
+
+def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(parent, chunk) pairs, each parent once with its best (first) chunk."""
+    seen: dict[int, int] = {}
+    for parent_id, chunk_id in rows:
+        seen.setdefault(parent_id, chunk_id)
     return list(seen.items())
 
 
@@ -261,24 +281,26 @@ def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
 
 def _vector_candidates(
     chunks: QuerySet[Any], parent_field: str, vector: list[float], exact: bool
-) -> list[tuple[int, str]]:
+) -> list[tuple[int, int]]:
     scope = _scope_where(chunks)
     if scope is None:
         return []
     where, params = scope
     table = chunks.model._meta.db_table
+    # Chunk ids, not texts: a hundred texts cost ~1 ms to send, and only the
+    # few winners' texts are read (`_chunk_texts`).
     nearest = (
-        f'SELECT "{parent_field}_id", "text", "embedding" <=> %s::vector AS distance'  # noqa: S608 - names are ours, values are parameters
+        f'SELECT "{parent_field}_id", "id", "embedding" <=> %s::vector AS distance'  # noqa: S608 - names are ours, values are parameters
         f' FROM "{table}" WHERE {where} ORDER BY distance LIMIT {CANDIDATES:d}'
     )
     literal = "[" + ",".join(map(repr, vector)) + "]"
     rows = _fetch(nearest, [literal, *params], exact=exact)
     # relaxed_order may hand rows back slightly out of order: sort them.
     rows.sort(key=lambda row: row[2])
-    return _best_per_parent([(parent_id, text) for parent_id, text, _ in rows])
+    return _best_per_parent([(parent_id, chunk_id) for parent_id, chunk_id, _ in rows])
 
 
-def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> list[tuple[int, str]]:
+def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> list[tuple[int, int]]:
     table = chunks.model._meta.db_table
     terms = rare_terms(query, table)
     scope = _scope_where(chunks) if terms else None
@@ -290,7 +312,7 @@ def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> li
     # the GIN bitmap with the version index's bitmap of every chunk in the
     # version, which took longer than ranking the matches (8 ms vs 2.5 ms).
     ranked = (
-        f'SELECT "{parent_field}_id", "text" FROM (SELECT * FROM "{table}"'  # noqa: S608 - names are ours, values are parameters
+        f'SELECT "{parent_field}_id", "id" FROM (SELECT * FROM "{table}"'  # noqa: S608 - names are ours, values are parameters
         " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
         f' AS "{table}" WHERE {where}'
         " ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC"
@@ -566,11 +588,25 @@ def _rank_incidents(
         )
         return [IncidentHit(incident, "", 0.0) for incident in newest[:limit]]
     chunks, small = _filtered_chunks(incidents, version, is_filtered=is_filtered)
-    ranked = chunks_hybrid_rank(chunks, parent_field="incident", query=text, exact=small)[:limit]
+    ranked = chunks_hybrid_rank(
+        chunks, parent_field="incident", query=text, limit=limit, exact=small
+    )
     # No ORDER BY: the rows come back as a dict, so Meta.ordering is wasted work.
-    hits = Incident.objects.select_related("version__dataset").order_by()
-    by_id = hits.in_bulk([r.parent_id for r in ranked])
+    by_id = Incident.objects.order_by().in_bulk([r.parent_id for r in ranked])
+    _attach_versions(by_id.values(), version)
     return [IncidentHit(by_id[r.parent_id], r.chunk_text, r.score) for r in ranked]
+
+
+def _attach_versions(incidents: Iterable[Incident], version: DatasetVersion | None) -> None:
+    """Each incident's version and dataset, from the scope instead of a join.
+
+    The select_related join cost 1.3 ms of a 20 ms search (bench/search_bench.py);
+    an incident whose version just left the scope loads it lazily.
+    """
+    known = {version.pk: version} if version is not None else active_versions_by_pk()
+    for incident in incidents:
+        if incident.version_id in known:
+            incident.version = known[incident.version_id]
 
 
 def _filtered_chunks(
