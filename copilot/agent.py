@@ -90,8 +90,10 @@ class _Run:
         self.rounds = 0
         self.tokens = [0, 0]  # prompt, completion
         self.steps: list[dict[str, Any]] = []
-        self.returned = selectors.returned_ids(conversation=conversation)
-        self.last_cancel_check = 0.0
+        self.returned: set[str] = set()  # ids tools returned in this conversation (citable)
+        # A run that just started has not been stopped: the first look is due
+        # CANCEL_CHECK_SECONDS from now, which most offline answers never reach.
+        self.last_cancel_check = time.monotonic()
         self.run: AgentRun
 
     # --- the turn -------------------------------------------------------------------
@@ -149,7 +151,7 @@ class _Run:
         """System prompt (with golden examples), then the history within budget."""
         golden = selectors.golden_example_list_nearest(question=text)
         self.run.golden_examples = [g.question for g in golden]
-        history = selectors.conversation_history(
+        history, self.returned = selectors.conversation_memory(
             conversation=self.conversation, token_budget=settings.COPILOT_HISTORY_TOKENS
         )
         return [{"role": "system", "content": system_prompt(golden)}] + [
@@ -195,9 +197,10 @@ class _Run:
             Message.objects.filter(pk=turn.message.pk).update(content=turn.text)
         return time.monotonic()
 
-    def _check_cancel(self, *, now: bool = False) -> None:
-        """Between steps always; while tokens stream, a few times a second."""
-        if not now and time.monotonic() - self.last_cancel_check < CANCEL_CHECK_SECONDS:
+    def _check_cancel(self) -> None:
+        """Between steps and while tokens stream, looked up a few times a second
+        at most: a query per step was a tenth of an offline answer's queries."""
+        if time.monotonic() - self.last_cancel_check < CANCEL_CHECK_SECONDS:
             return
         self.last_cancel_check = time.monotonic()
         if selectors.agent_run_cancel_requested(run_id=self.run.pk):
@@ -208,20 +211,20 @@ class _Run:
     def _run_tools(self, turn: _Turn, messages: list[ChatMessage]) -> Iterator[Event]:
         """Store the calls, run each, store and stream each result."""
         calls = [_call_dict(call) for call in turn.calls]
-        with derived_writes():
-            stored = self._store_assistant(turn, tool_calls=calls)
-        messages.append(_as_chat_message(stored))
-        for call in calls:
+        for number, call in enumerate(calls):
             yield StatusEvent(_status_before(call["name"], call["arguments"]))
             yield ToolCallEvent(call["id"], call["name"], call["arguments"])
             result, latency_ms = self._call_tool(call)
-            tool_message = self._store_tool_result(call, result, latency_ms)
+            with derived_writes():
+                if number == 0:  # the calls, committed with their first result
+                    messages.append(_as_chat_message(self._store_assistant(turn, tool_calls=calls)))
+                tool_message = self._store_tool_result(call, result, latency_ms)
             messages.append(_as_chat_message(tool_message))
             yield ToolResultEvent(
                 call["id"], call["name"], result.count, latency_ms, result.data, result.error
             )
             yield from (StatusEvent(text) for text in _statuses_after(call["name"], result))
-            self._check_cancel(now=True)
+            self._check_cancel()
 
     def _call_tool(self, call: dict[str, Any]) -> tuple[ToolResult, int]:
         started = time.perf_counter()
@@ -234,7 +237,6 @@ class _Run:
         )  # fmt: skip
         return result, latency_ms
 
-    @derived_writes()
     def _store_tool_result(
         self, call: dict[str, Any], result: ToolResult, latency_ms: int
     ) -> Message:
@@ -334,6 +336,10 @@ class _Run:
         """Written alongside the answer (a side call with an online model)."""
         if self.conversation.title:
             return None
+        if getattr(self.model, "is_offline", False):  # a heuristic: no thread needed
+            done: Future[str] = Future()
+            done.set_result(titles.heuristic_title(text))
+            return done
         return _TITLE_POOL.submit(titles.conversation_title, text, self.model)
 
     def _title_event(self, title: Future[str] | None) -> Iterator[Event]:

@@ -87,7 +87,15 @@ def message_list_disliked() -> QuerySet[Message]:
     )
 
 
-HISTORY_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "created_at")
+HISTORY_FIELDS = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "tool_name",
+    "citations",
+    "created_at",
+)
 CHARS_PER_TOKEN = 4  # a rough estimate that holds for English prose and JSON
 
 
@@ -101,9 +109,22 @@ def conversation_history(*, conversation: Conversation, token_budget: int) -> li
     Cut only at user messages, so an assistant's tool calls never lose
     their tool results; the latest turn is always kept.
     """
+    return conversation_memory(conversation=conversation, token_budget=token_budget)[0]
+
+
+def conversation_memory(
+    *, conversation: Conversation, token_budget: int
+) -> tuple[list[Message], set[str]]:
+    """`conversation_history`, and every id a tool returned in the conversation
+    (what an answer may cite), from one query."""
     # Only what the model reads: tool results' `data` (for the UI) is the
     # bulk of a conversation's bytes, and decoding it was a sixth of an answer.
     messages = list(conversation_messages(conversation=conversation).only(*HISTORY_FIELDS))
+    returned = {cited for m in messages if m.role == Message.Role.TOOL for cited in m.citations}
+    return _whole_turns(messages, token_budget), returned
+
+
+def _whole_turns(messages: list[Message], token_budget: int) -> list[Message]:
     kept: list[Message] = []
     turn: list[Message] = []
     used = 0
@@ -116,12 +137,6 @@ def conversation_history(*, conversation: Conversation, token_budget: int) -> li
             break
         kept[:0], used, turn = turn, used + cost, []
     return kept
-
-
-def returned_ids(*, conversation: Conversation) -> set[str]:
-    """Every incident and document id a tool returned in this conversation (citable)."""
-    rows = conversation.messages.filter(role=Message.Role.TOOL).values_list("citations", flat=True)
-    return {cited for ids in rows for cited in ids}
 
 
 def agent_run_is_active(*, conversation: Conversation, stale_after: dt.timedelta) -> bool:

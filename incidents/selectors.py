@@ -11,8 +11,8 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +20,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
@@ -160,14 +160,16 @@ COMMON_TERM_ROWS = 2 * TERM_ROW_BUDGET
 _term_stats_cache: dict[str, tuple[float, dict[str, int]]] = {}
 
 
-def _lexemes(text: str) -> list[str]:
-    """The question's words as PostgreSQL stems them."""
+@lru_cache(maxsize=1024)
+def _lexemes(text: str) -> tuple[str, ...]:
+    """The question's words as PostgreSQL stems them; one question is often
+    searched twice (incidents and knowledge), and questions repeat."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT plainto_tsquery(%s::regconfig, %s)::text", [TEXT_SEARCH_CONFIG, text]
         )
         row = cursor.fetchone()
-    return list(dict.fromkeys(_LEXEME_RE.findall(row[0] if row else "")))
+    return tuple(dict.fromkeys(_LEXEME_RE.findall(row[0] if row else "")))
 
 
 def _term_frequencies(table: str) -> dict[str, int]:
@@ -291,10 +293,16 @@ def _vector_candidates(
     # few winners' texts are read (`_chunk_texts`).
     nearest = (
         f'SELECT "{parent_field}_id", "id", "embedding" <=> %s::vector AS distance'  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{table}" WHERE {where} ORDER BY distance LIMIT {CANDIDATES:d}'
+        f' FROM "{table}" WHERE {where}'
     )
+    if exact:
+        # Behind OFFSET 0 the ORDER BY cannot reach the HNSW index: PostgreSQL
+        # scans the small scope and sorts it, without a SET LOCAL (and the
+        # transaction it needs: three more round trips).
+        nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
+    nearest += f" ORDER BY distance LIMIT {CANDIDATES:d}"
     literal = "[" + ",".join(map(repr, vector)) + "]"
-    rows = _fetch(nearest, [literal, *params], exact=exact)
+    rows = _fetch(nearest, [literal, *params])
     # relaxed_order may hand rows back slightly out of order: sort them.
     rows.sort(key=lambda row: row[2])
     return _best_per_parent([(parent_id, chunk_id) for parent_id, chunk_id, _ in rows])
@@ -322,15 +330,13 @@ def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> li
     return _best_per_parent(_fetch(ranked, [tsquery, *params, tsquery]))
 
 
-def _fetch(sql: str, params: list[Any], *, exact: bool = False) -> list[tuple[Any, ...]]:
-    """Rows of one candidate query; `exact` turns the vector index off for it.
+def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """Rows of one candidate query.
 
     hnsw.ef_search and hnsw.iterative_scan are set once per connection
     (settings.DATABASES OPTIONS), so the index path costs one round trip.
     """
-    with transaction.atomic() if exact else nullcontext(), connection.cursor() as cursor:
-        if exact:
-            cursor.execute("SET LOCAL enable_indexscan = off")
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows: list[tuple[Any, ...]] = cursor.fetchall()
     return rows

@@ -16,6 +16,7 @@ from django.utils import timezone
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
+from incidents.parsing import INCIDENT_ID_RE
 from incidents.selectors import chunks_hybrid_rank, content_words
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
@@ -225,6 +226,7 @@ def knowledge_stale_ids(ids: Iterable[str]) -> set[str]:
     nobody has validated for KNOWLEDGE_STALE_DAYS.
     """
     wanted = {i.strip().upper() for i in ids if i and i.strip()}
+    wanted = {i for i in wanted if not INCIDENT_ID_RE.match(i)}  # most answers cite only these
     if not wanted:
         return set()
     stale = document_scope().filter(knowledge_stale_q(), doc_id__in=wanted)

@@ -35,7 +35,10 @@ _CHAT_ONLY_RE = re.compile(
     r"^\s*(?:thanks?(?:\s+you)?|thank\s+you|hi|hello|hey|ok(?:ay)?|great|cool|nice|bye)\b[\s!.]*$",
     re.IGNORECASE,
 )
-_PIECE_RE = re.compile(r"\S+\s*|\s+")
+# The answer streams a few words at a time: still a live stream to read, at a
+# quarter of the events a word at a time cost (each passes through the agent
+# loop, the trace and the socket).
+_PIECE_RE = re.compile(r"(?:\S+\s*){1,4}|\s+")
 CHARS_PER_TOKEN = 4
 _call_numbers = count(1)
 

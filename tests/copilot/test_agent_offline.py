@@ -179,7 +179,11 @@ def test_one_answer_at_a_time_per_conversation(alice: User) -> None:
     ask(conversation, alice, "What was the mitigation?")  # free again once done
 
 
-def test_stop_cancels_the_run_and_keeps_the_question(alice: User) -> None:
+def test_stop_cancels_the_run_and_keeps_the_question(alice: User, monkeypatch) -> None:
+    from copilot import agent
+
+    # Offline answers end within the usual look-up interval: look at every step.
+    monkeypatch.setattr(agent, "CANCEL_CHECK_SECONDS", 0)
     conversation = conversation_create(owner=alice)
     events = conversation_reply(conversation=conversation, user=alice, text="Checkout is slow")
     seen = []
