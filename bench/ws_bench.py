@@ -113,13 +113,16 @@ async def ask(ws: object, question: str, figures: Figures) -> None:
             return
 
 
+async def warm_up(bases: list[str], sessions: list[tuple[str, int]]) -> None:
+    """One untimed answer per server: a fresh daphne loads the embedding model
+    on its first question, which no user of a running server waits for."""
+    for base in bases:
+        await client(base, *sessions[0], QUESTIONS[:1], _started(), Figures())
+
+
 async def run_clients(bases: list[str], sessions: list[tuple[str, int]], questions: int) -> Figures:
     """Clients spread over the servers in turn, as a load balancer would."""
     figures, start = Figures(), asyncio.Event()
-    # One untimed answer per server first: a fresh daphne loads the embedding
-    # model on its first question, which no user of a running server waits for.
-    for base in bases:
-        await client(base, *sessions[0], QUESTIONS[:1], _started(), Figures())
     tasks = [
         asyncio.create_task(
             client(bases[i % len(bases)], key, conv,
@@ -216,11 +219,12 @@ def main() -> None:
     bases = [args.url] if args.url else [base for _, base in servers]
     try:
         print(f"servers: {len(bases)} daphne process(es)")
+        asyncio.run(warm_up(bases, sessions))
         pids = [process.pid for process, _ in servers]
         started, cpu_before = time.perf_counter(), cpu_ms(pids)
         figures = asyncio.run(run_clients(bases, sessions, args.questions))
         report(figures, args.clients, args.questions, time.perf_counter() - started - 2)
-        if pids and figures.done:  # the warm-up answers are counted too: a slight overestimate
+        if pids and figures.done:  # connecting the sockets is counted in too
             per_answer = (cpu_ms(pids) - cpu_before) / len(figures.done)
             print(f"  daphne CPU: {per_answer:.1f} ms per answer")
     finally:

@@ -1,7 +1,8 @@
 """Shaping the copilot's event stream for a socket.
 
-A sync consumer hands every frame to the event loop's thread, and under
-load each hand-over waits for the GIL (up to the 5 ms switch interval).
+Every frame is handed from the answering thread to the event loop's
+thread, and under load each hand-over waits for the GIL (up to the 5 ms
+switch interval).
 The offline engine writes ~150 words in a few milliseconds, so sending
 each word as its own frame made 50 concurrent answers queue behind one
 another (measured: p50 to done 12.8 s at 50 clients). Tokens that arrive

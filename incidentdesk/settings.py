@@ -353,7 +353,7 @@ CHAT_QUESTIONS_PER_MINUTE = env_int("CHAT_QUESTIONS_PER_MINUTE", 10, minimum=1)
 CHAT_MAX_QUESTION_BYTES = 8 * 1024
 # Threads that write websocket answers (per daphne process); more questions
 # than this wait their turn. Past the CPU count they only take turns on the GIL.
-CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 4, minimum=1)
+CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 2, minimum=1)
 CHAT_RUN_LOCK_SECONDS = 300
 
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
