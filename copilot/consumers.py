@@ -14,11 +14,12 @@ from django.conf import settings
 
 from copilot import asking
 
-# Answers are written on a few threads, not one per socket: at 50 sockets,
-# fifty threads took turns on the GIL and each event waited on the event
-# loop; a small pool answers the queue in order (bench/ws_bench.py).
+# A few answering threads, not one per socket: fifty took turns on the GIL
+# and each event waited on the event loop (bench/ws_bench.py).
 _ANSWERS = ThreadPoolExecutor(settings.CHAT_ANSWER_THREADS, thread_name_prefix="chat-answer")
 _answer_question = sync_to_async(asking.answer_question, thread_sensitive=False, executor=_ANSWERS)
+_join = database_sync_to_async(asking.conversation_join)
+_leave = database_sync_to_async(asking.listener_leave)
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
@@ -27,8 +28,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
 
     async def connect(self) -> None:
         wanted = self.scope["url_route"]["kwargs"]["conversation_id"]
-        joined = database_sync_to_async(asking.conversation_join)
-        self.conversation_id = await joined(self.scope["user"], wanted)
+        self.conversation_id = await _join(self.scope["user"], wanted)
         if self.conversation_id is None:
             await self.close()
             return
@@ -38,9 +38,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "conversation_id", None) is not None:  # accepted
-            await database_sync_to_async(asking.listener_leave)(
-                conversation_id=self.conversation_id
-            )
+            await _leave(conversation_id=self.conversation_id)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     @classmethod
@@ -57,12 +55,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
         def post(message: dict[str, Any] | None, relay: bool) -> None:
             loop.call_soon_threadsafe(outbox.put_nowait, (message, relay))
 
-        answering = asyncio.ensure_future(
-            _answer_question(
-                user=self.scope["user"], conversation_id=self.conversation_id,
-                payload=content, post=post,
-            )
-        )  # fmt: skip
+        answering = asyncio.ensure_future(_answer_question(
+            user=self.scope["user"], conversation_id=self.conversation_id,
+            payload=content, post=post,
+        ))  # fmt: skip
         while True:
             message, relay = await outbox.get()
             if message is None:
