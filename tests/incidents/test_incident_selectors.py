@@ -179,6 +179,20 @@ def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch
     assert "'time'" not in sql_text
 
 
+def test_full_text_leaves_out_words_too_common_to_rank(version, monkeypatch) -> None:
+    from incidents import selectors
+
+    monkeypatch.setattr(selectors, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(selectors, "MIN_QUERY_TERMS", 2)
+    selectors._term_stats_cache.clear()
+    # "zzqx" is nowhere; "timed" is in every body, so past the budget. Short
+    # of MIN_QUERY_TERMS it is still kept, unless it is too common to rank.
+    monkeypatch.setattr(selectors, "COMMON_TERM_ROWS", 1000)
+    assert selectors.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx", "time"]
+    monkeypatch.setattr(selectors, "COMMON_TERM_ROWS", 1)
+    assert selectors.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx"]
+
+
 def test_the_application_catalog_lists_each_application_once(tmp_path: Path) -> None:
     rows = [
         incident_row(f"INC-2025-01-{day:02d}-001", impacted_application="PayU Core",
