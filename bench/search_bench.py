@@ -31,23 +31,25 @@ import time
 import numpy as np
 from bootstrap import EVAL_DIR
 from django.db import connection, transaction
-from pgvector.django import CosineDistance
 from pgvector.psycopg import register_vector
 
 from incidentdesk import embeddings
 from incidents.importers import SourceRow, parse_incident
 from incidents.models import Dataset, DatasetVersion, IncidentChunk
-from incidents.selectors import HNSW_EF_SEARCH, search_similar_incidents
+from incidents.selectors import (
+    EXACT_DISTANCE,
+    INDEXED_DISTANCE,
+    VECTOR_CANDIDATES,
+    _scope_where,
+    search_similar_incidents,
+)
 from incidents.services import INCIDENT_SPEC, dataset_version_activate
 
 DATASET = "bench-search"
 APPLICATIONS = 60
 NOISE = 0.3  # per-vector noise norm relative to the unit vector
 MAX_BLEND = 0.6  # weight of a random other incident's chunk blended in
-INDEX_SQL = (
-    'CREATE INDEX IF NOT EXISTS "incidents_chunk_embedding_hnsw" ON incidents_incidentchunk '
-    "USING hnsw (embedding vector_cosine_ops) WITH (m = 32, ef_construction = 400)"
-)
+INDEX = next(i for i in IncidentChunk._meta.indexes if i.name == "incidents_chunk_embedding_hnsw")
 
 
 def eval_sources() -> list[tuple[dict[str, object], list[str], np.ndarray]]:
@@ -156,19 +158,19 @@ def timed_searches(texts: list[str], *, exact: bool) -> list[float]:
 
 
 def nearest_ids(vector: list[float], scope: dict, *, exact: bool) -> list[int]:
-    """Top 10 as the selector gets them: 40 from the index, re-sorted."""
-    query = (
-        IncidentChunk.objects.filter(**scope)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
+    """Top 10 as the selector's query gets them (same distance expression,
+    so the same index, and as many candidates), re-sorted."""
+    where, params = _scope_where(IncidentChunk.objects.filter(**scope))
+    distance = EXACT_DISTANCE if exact else INDEXED_DISTANCE
+    sql = (
+        f"SELECT {distance} AS distance, id FROM incidents_incidentchunk"  # noqa: S608 - ours
+        f" WHERE {where} ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
     )
     with transaction.atomic(), connection.cursor() as cursor:
         if exact:
             cursor.execute("SET LOCAL enable_indexscan = off")
-        else:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")
-        rows = sorted(query.values_list("distance", "pk")[:40])
+        cursor.execute(sql, ["[" + ",".join(map(repr, vector)) + "]", *params])
+        rows = sorted(cursor.fetchall())
     return [pk for _, pk in rows[:10]]
 
 
@@ -191,14 +193,15 @@ def load(sources: list, count: int) -> DatasetVersion:
     started = time.perf_counter()
     versions = create_versions()
     with connection.cursor() as cursor:
-        cursor.execute('DROP INDEX IF EXISTS "incidents_chunk_embedding_hnsw"')
+        cursor.execute(f'DROP INDEX IF EXISTS "{INDEX.name}"')
     copy_incidents(versions, sources, count)
     chunks = copy_chunks(versions, sources, count)
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '1GB'")
-        cursor.execute(INDEX_SQL)
+        with connection.schema_editor() as editor:  # the index exactly as the model declares it
+            editor.add_index(IncidentChunk, INDEX)
         cursor.execute("ANALYZE incidents_incidentchunk")
         cursor.execute("ANALYZE incidents_incident")
     index_seconds = time.perf_counter() - started

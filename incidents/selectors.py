@@ -30,6 +30,7 @@ from incidentdesk.filtering import filter_queryset
 from incidents import query_parsing as qp
 from incidents.filtersets import DatasetVersionFilter, ImportJobFilter, IncidentFilter
 from incidents.models import (
+    EMBEDDING_DIMENSIONS,
     TEXT_SEARCH_CONFIG,
     Dataset,
     DatasetVersion,
@@ -42,12 +43,24 @@ from incidents.rendering import incident_data, incidents_text
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
 RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
-CANDIDATES = 100  # chunks taken from each of the vector and full-text lists
+TEXT_CANDIDATES = 100  # chunks taken from the full-text list
+# Chunks taken from the vector list. The HNSW scan grows with it: on 200k
+# chunks (one version of three, ef_search 500) the query took 4.3 ms for 40
+# and 5.2 ms for 100, and the whole search p50 16.9 ms instead of 19.1 ms
+# (bench/search_bench.py), while the evaluation figures stayed the same.
+VECTOR_CANDIDATES = 40
 HNSW_EF_SEARCH = settings.HNSW_EF_SEARCH
 # Filtered sets this small are ranked exactly: a scan of a few thousand
 # vectors is cheaper than HNSW, and recall is 1.
 EXACT_SEARCH_MAX_INCIDENTS = 5000
 EXACT_SEARCH_MAX_CHUNKS = 5000
+# The chunk tables' HNSW indexes are on half-precision vectors
+# (models.hnsw_cosine_index); only this exact expression reaches them.
+# Exact ranking keeps full precision.
+INDEXED_DISTANCE = (
+    f'"embedding"::halfvec({EMBEDDING_DIMENSIONS}) <=> %s::halfvec({EMBEDDING_DIMENSIONS})'
+)
+EXACT_DISTANCE = '"embedding" <=> %s::vector'
 _WORD_RE = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     {
@@ -136,9 +149,13 @@ def chunk_scope(version: DatasetVersion | None = None) -> QuerySet[IncidentChunk
 class RankedParent:
     """A parent (incident, document) with its fused score and best chunk."""
 
-    parent_id: int
+    parent: Any  # Incident, KnowledgeDocument
     score: float
     chunk_text: str
+
+    @property
+    def parent_id(self) -> int:
+        return int(self.parent.pk)
 
 
 def content_words(text: str) -> list[str]:
@@ -237,21 +254,40 @@ def chunks_hybrid_rank(
     vector = _EMBEDDING_POOL.submit(embed_query, query)
     text_hits = _text_candidates(chunks, parent_field, query)
     vector_hits = _vector_candidates(chunks, parent_field, vector.result(), exact)
+    fused = _reciprocal_rank_fusion([vector_hits, text_hits])[:limit]
+    winners = _winning_parents(chunks.model, parent_field, [chunk_id for _, chunk_id, _ in fused])
+    return [RankedParent(winners[chunk_id], score, winners[chunk_id].winning_text)
+            for _, chunk_id, score in fused]  # fmt: skip
+
+
+def _reciprocal_rank_fusion(lists: list[list[tuple[int, int]]]) -> list[tuple[int, int, float]]:
+    """(parent, best chunk, score), best first; a parent's first-listed chunk wins."""
     scores: dict[int, float] = {}
     best_chunk: dict[int, int] = {}
-    for hits in (vector_hits, text_hits):
+    for hits in lists:
         for rank, (parent_id, chunk_id) in enumerate(hits, start=1):
             scores[parent_id] = scores.get(parent_id, 0.0) + 1.0 / (RRF_K + rank)
             best_chunk.setdefault(parent_id, chunk_id)
-    ordered = sorted(scores.items(), key=lambda item: -item[1])[:limit]
-    texts = _chunk_texts(chunks.model, [best_chunk[pid] for pid, _ in ordered])
-    return [RankedParent(pid, score, texts[best_chunk[pid]]) for pid, score in ordered]
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return [(parent_id, best_chunk[parent_id], score) for parent_id, score in ordered]
 
 
-def _chunk_texts(model: type[Any], chunk_ids: list[int]) -> dict[int, str]:
+def _winning_parents(model: type[Any], parent_field: str, chunk_ids: list[int]) -> dict[int, Any]:
+    """Each winning chunk's parent, with the chunk's text as `winning_text`, in one query.
+
+    Raw SQL: the same through select_related cost 0.7 ms more per search
+    (bench/search_bench.py), mostly in building the chunk models.
+    """
     if not chunk_ids:
         return {}
-    return dict(model._default_manager.filter(pk__in=chunk_ids).values_list("pk", "text"))
+    parent_model = model._meta.get_field(parent_field).related_model
+    sql = (
+        f'SELECT p.*, c."id" AS winning_chunk_id, c."text" AS winning_text'  # noqa: S608 - names are ours, values are parameters
+        f' FROM "{parent_model._meta.db_table}" p JOIN "{model._meta.db_table}" c'
+        f' ON c."{parent_field}_id" = p."id" WHERE c."id" = ANY(%s)'
+    )
+    parents = parent_model._default_manager.raw(sql, [chunk_ids])
+    return {parent.winning_chunk_id: parent for parent in parents}
 
 
 def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -290,9 +326,10 @@ def _vector_candidates(
     where, params = scope
     table = chunks.model._meta.db_table
     # Chunk ids, not texts: a hundred texts cost ~1 ms to send, and only the
-    # few winners' texts are read (`_chunk_texts`).
+    # few winners' texts are read (`_winning_parents`).
+    distance = EXACT_DISTANCE if exact else INDEXED_DISTANCE
     nearest = (
-        f'SELECT "{parent_field}_id", "id", "embedding" <=> %s::vector AS distance'  # noqa: S608 - names are ours, values are parameters
+        f'SELECT "{parent_field}_id", "id", {distance} AS distance'  # noqa: S608 - names are ours, values are parameters
         f' FROM "{table}" WHERE {where}'
     )
     if exact:
@@ -300,7 +337,7 @@ def _vector_candidates(
         # scans the small scope and sorts it, without a SET LOCAL (and the
         # transaction it needs: three more round trips).
         nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
-    nearest += f" ORDER BY distance LIMIT {CANDIDATES:d}"
+    nearest += f" ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
     literal = "[" + ",".join(map(repr, vector)) + "]"
     rows = _fetch(nearest, [literal, *params])
     # relaxed_order may hand rows back slightly out of order: sort them.
@@ -324,7 +361,7 @@ def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> li
         " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
         f' AS "{table}" WHERE {where}'
         " ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC"
-        f" LIMIT {CANDIDATES:d}"
+        f" LIMIT {TEXT_CANDIDATES:d}"
     )
     tsquery = _or_tsquery(terms)
     return _best_per_parent(_fetch(ranked, [tsquery, *params, tsquery]))
@@ -597,10 +634,8 @@ def _rank_incidents(
     ranked = chunks_hybrid_rank(
         chunks, parent_field="incident", query=text, limit=limit, exact=small
     )
-    # No ORDER BY: the rows come back as a dict, so Meta.ordering is wasted work.
-    by_id = Incident.objects.order_by().in_bulk([r.parent_id for r in ranked])
-    _attach_versions(by_id.values(), version)
-    return [IncidentHit(by_id[r.parent_id], r.chunk_text, r.score) for r in ranked]
+    _attach_versions([r.parent for r in ranked], version)
+    return [IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked]
 
 
 def _attach_versions(incidents: Iterable[Incident], version: DatasetVersion | None) -> None:

@@ -66,7 +66,7 @@ class KnowledgeChunk(EmbeddedChunk):
         ]
         indexes = [
             # knowledge_search: cosine nearest neighbours.
-            hnsw_cosine_index("knowledge_chunk_embedding_hnsw"),
+            hnsw_cosine_index("knowledge_chunk_embedding_hnsw", half_precision=True),
             # knowledge_search: the full-text half of hybrid search.
             GinIndex(fields=["search_vector"], name="knowledge_chunk_fts_gin"),
         ]

@@ -124,9 +124,8 @@ def search_knowledge(
         )
     chunks = KnowledgeChunk.objects.filter(document__in=documents)
     ranked = chunks_hybrid_rank(chunks, parent_field="document", query=query, limit=limit)
-    by_id = KnowledgeDocument.objects.in_bulk([r.parent_id for r in ranked])
     top = ranked[0].score if ranked else 1.0
-    hits = [KnowledgeHit(by_id[r.parent_id], r.score / top, _preview(r.chunk_text)) for r in ranked]
+    hits = [KnowledgeHit(r.parent, r.score / top, _preview(r.chunk_text)) for r in ranked]
     return KnowledgeSearch(query, hits, filters)
 
 

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.selectors import incident_search_similar
+from incidents.selectors import _vector_candidates, incident_search_similar
 from incidents.services import incident_import_file
 from tests.factories import incident_row
 
@@ -54,15 +55,15 @@ def test_search_reads_only_active_versions_unless_one_is_pinned(two_incidents, t
     assert pinned_ids == {"INC-2025-10-01-001"}
 
 
-def test_nearest_neighbour_queries_use_the_hnsw_index(two_incidents: DatasetVersion) -> None:
-    from pgvector.django import CosineDistance
-
-    query = IncidentChunk.objects.order_by(CosineDistance("embedding", [0.05] * 384))[:5]
-    sql, params = query.query.sql_with_params()
+def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: DatasetVersion) -> None:
+    """The selector's own query: the index is on half-precision vectors, so a
+    query with any other distance expression would scan the whole table."""
+    with CaptureQueriesContext(connection) as captured:
+        _vector_candidates(IncidentChunk.objects.all(), "incident", [0.05] * 384, exact=False)
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan
         # the planner picks on a real-sized table.
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(f"EXPLAIN {sql}", params)
+        cursor.execute(f"EXPLAIN {captured.captured_queries[-1]['sql']}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "incidents_chunk_embedding_hnsw" in plan
