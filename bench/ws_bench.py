@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """The chat websocket under load: N logged-in clients asking at once.
 
-Starts daphne (the real ASGI stack: origin check, session auth, the Redis
-channel layer) on the demo data with the offline engine, logs N users in
+Starts daphne as `manage.py serve` does (WEB_WORKERS processes on one port;
+the real ASGI stack: origin check, session auth, the Redis channel layer) on
+the demo data with the offline engine, logs N users in
 (one session each), opens N websockets and has every client ask its
 questions at the same moment, one after another per client. Prints p50 /
 p95 from sending a question to its first event and to `done`, the
@@ -10,7 +11,7 @@ errors, and the CPU daphne spent per answer. Goal at 50 clients: p95 to
 done ≤ 1 s, 0 errors. The bench users and their conversations are
 deleted at the end.
 Usage:
-  python bench/ws_bench.py [--clients 50] [--questions 3] [--servers 1]
+  python bench/ws_bench.py [--clients 50] [--questions 3] [--workers N]
                            [--url http://127.0.0.1:8000]
 """
 
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
-import socket
 import subprocess
-import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -36,6 +37,7 @@ from websockets.asyncio.client import connect
 
 from copilot.models import Conversation
 from copilot.services import conversation_create
+from incidentdesk import supervisor
 from incidentdesk.demo import demo_is_loaded, demo_load
 
 USER_PREFIX = "ws-bench-"
@@ -113,19 +115,19 @@ async def ask(ws: object, question: str, figures: Figures) -> None:
             return
 
 
-async def warm_up(bases: list[str], sessions: list[tuple[str, int]]) -> None:
-    """One untimed answer per server: a fresh daphne loads the embedding model
-    on its first question, which no user of a running server waits for."""
-    for base in bases:
-        await client(base, *sessions[0], QUESTIONS[:1], _started(), Figures())
+async def warm_up(base: str, sessions: list[tuple[str, int]], workers: int) -> None:
+    """Untimed answers, a few per worker (the kernel picks the worker of
+    each connection): a fresh daphne loads the search caches on its first
+    question, which no user of a running server waits for."""
+    for number in range(4 * workers):  # a user each: they count against the rate limit
+        await client(base, *sessions[number % len(sessions)], QUESTIONS[:1], _started(), Figures())
 
 
-async def run_clients(bases: list[str], sessions: list[tuple[str, int]], questions: int) -> Figures:
-    """Clients spread over the servers in turn, as a load balancer would."""
+async def run_clients(base: str, sessions: list[tuple[str, int]], questions: int) -> Figures:
     figures, start = Figures(), asyncio.Event()
     tasks = [
         asyncio.create_task(
-            client(bases[i % len(bases)], key, conv,
+            client(base, key, conv,
                    [QUESTIONS[(i + q) % len(QUESTIONS)] for q in range(questions)], start, figures)
         )
         for i, (key, conv) in enumerate(sessions)
@@ -142,24 +144,32 @@ def _started() -> asyncio.Event:
     return event
 
 
-def start_daphne() -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(  # noqa: S603  # our interpreter, our module
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "incidentdesk.asgi:application"],
-        cwd=BASE_DIR, env={**os.environ, "LOG_LEVEL": "warning"},
+def start_daphne(workers: int) -> tuple[list[subprocess.Popen[bytes]], str]:
+    """daphne as `manage.py serve` runs it: `workers` processes on one port."""
+    sockets = supervisor.listening_sockets("127.0.0.1", 0, workers)
+    port = sockets[0].getsockname()[1]
+    children = supervisor.start_web(
+        sockets, cwd=BASE_DIR, env={**os.environ, "LOG_LEVEL": "warning"},
         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
     )  # fmt: skip
+    for sock in sockets:
+        sock.close()
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return process, f"http://127.0.0.1:{port}"
+    while time.monotonic() < deadline:  # every worker has loaded the app
+        if all(_serves(f"http://127.0.0.1:{port}/accounts/login/") for _ in range(2 * workers)):
+            return [child.process for child in children], f"http://127.0.0.1:{port}"
         time.sleep(0.2)
-    process.kill()
+    for child in children:
+        child.process.kill()
     raise SystemExit("daphne did not start")
+
+
+def _serves(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - our local server
+            return bool(response.status == 200)
+    except OSError:
+        return False
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -173,13 +183,27 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def cpu_ms(pids: list[int]) -> float:
-    """User + system CPU the processes used so far (Linux /proc), in ms."""
+    """User + system CPU the processes used so far (Linux /proc), in ms.
+
+    A process that has exited meanwhile counts as nothing.
+    """
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
     return total * 1000 / ticks
+
+
+def postgres_pids() -> list[int]:
+    """The PostgreSQL server's processes, backends included (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
+                pids.append(int(entry.name))
+    return pids
 
 
 def report(figures: Figures, clients: int, questions: int, seconds: float) -> None:
@@ -204,31 +228,34 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3, help="questions each client asks")
     parser.add_argument("--url", help="an already running server (default: start daphne)")
     parser.add_argument(
-        "--servers",
-        type=int,
-        default=1,
-        help="daphne processes to start (clients spread over them)",
-    )
+        "--workers", type=int, default=settings.WEB_WORKERS,
+        help="daphne processes to start on one port (default WEB_WORKERS, as manage.py serve)",
+    )  # fmt: skip
     args = parser.parse_args()
     if not demo_is_loaded():
         print("loading the demo data...")
         demo_load()
     cleanup()
     sessions = bench_sessions(args.clients)
-    servers = [] if args.url else [start_daphne() for _ in range(args.servers)]
-    bases = [args.url] if args.url else [base for _, base in servers]
+    processes, base = ([], args.url) if args.url else start_daphne(args.workers)
     try:
-        print(f"servers: {len(bases)} daphne process(es)")
-        asyncio.run(warm_up(bases, sessions))
-        pids = [process.pid for process, _ in servers]
-        started, cpu_before = time.perf_counter(), cpu_ms(pids)
-        figures = asyncio.run(run_clients(bases, sessions, args.questions))
+        print(f"server: {base}, {len(processes) or 'external'} daphne process(es)")
+        asyncio.run(warm_up(base, sessions, len(processes) or 1))
+        pids = [process.pid for process in processes]
+        database = postgres_pids()  # the pool's backends are open by now
+        started, cpu_before, db_before = time.perf_counter(), cpu_ms(pids), cpu_ms(database)
+        own_before = time.process_time()
+        figures = asyncio.run(run_clients(base, sessions, args.questions))
+        own = (time.process_time() - own_before) * 1000
+        db = cpu_ms(database) - db_before
         report(figures, args.clients, args.questions, time.perf_counter() - started - 2)
         if pids and figures.done:  # connecting the sockets is counted in too
             per_answer = (cpu_ms(pids) - cpu_before) / len(figures.done)
             print(f"  daphne CPU: {per_answer:.1f} ms per answer")
+            print(f"  PostgreSQL CPU: {db / len(figures.done):.1f} ms per answer")
+            print(f"  bench clients' CPU: {own / len(figures.done):.1f} ms per answer")
     finally:
-        for process, _ in servers:
+        for process in processes:
             stop(process)
         cleanup()
 

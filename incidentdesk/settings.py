@@ -6,6 +6,7 @@ With no configuration the app runs on the embedded PostgreSQL and Redis under
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -233,7 +234,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "incidentdesk.cache.ReusedClientRedisCache",
         "LOCATION": _channel_address,
         "KEY_PREFIX": "incidentdesk",
     }
@@ -354,6 +355,9 @@ CHAT_MAX_QUESTION_BYTES = 8 * 1024
 # Threads that write websocket answers (per daphne process); more questions
 # than this wait their turn. Past the CPU count they only take turns on the GIL.
 CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 2, minimum=1)
+# Daphne processes `manage.py serve` runs: one per core, since a Python
+# process answers on one core at a time (incidentdesk/supervisor.py).
+WEB_WORKERS = env_int("WEB_WORKERS", os.cpu_count() or 1, minimum=1)
 CHAT_RUN_LOCK_SECONDS = 300
 
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild

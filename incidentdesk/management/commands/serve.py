@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
@@ -23,7 +24,12 @@ class Command(BaseCommand):
         call_command("collectstatic", interactive=False, verbosity=0)
         if not options["no_demo"]:
             call_command("load_demo", stdout=self.stdout)
-        self.stdout.write(f"Serving on http://{options['host']}:{options['port']}/ (Ctrl-C stops)")
-        code = supervisor.supervise(host=options["host"], port=options["port"], out=self.stdout)
+        address = f"http://{options['host']}:{options['port']}/"
+        workers = settings.WEB_WORKERS
+        self.stdout.write(f"Serving on {address} with {workers} daphne process(es) (Ctrl-C stops)")
+        try:
+            code = supervisor.supervise(host=options["host"], port=options["port"], out=self.stdout)
+        except OSError as exc:  # the port is taken, or the address is not ours
+            raise CommandError(f"Cannot listen on {address}: {exc}") from exc
         if code:
             raise CommandError("a supervised process exited unexpectedly")
