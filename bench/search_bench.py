@@ -147,7 +147,7 @@ def timed_searches(texts: list[str], *, exact: bool) -> list[float]:
     with connection.cursor() as cursor:
         cursor.execute(f"SET enable_indexscan = {'off' if exact else 'on'}")
     for text in texts:
-        embeddings._embed_query_cached.cache_clear()
+        embeddings.forget_cached_queries()
         started = time.perf_counter()
         result = search_similar_incidents(text, 5)
         result.as_text()

@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from copilot import asking
+from copilot import asking, streaming
 
 # A few answering threads, not one per socket: fifty took turns on the GIL
 # and each event waited on the event loop (bench/ws_bench.py).
@@ -49,20 +49,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
             return None
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        loop = asyncio.get_running_loop()
-        outbox: asyncio.Queue[tuple[dict[str, Any] | None, bool]] = asyncio.Queue()
-
-        def post(message: dict[str, Any] | None, relay: bool) -> None:
-            loop.call_soon_threadsafe(outbox.put_nowait, (message, relay))
-
+        outbox = streaming.Outbox(asyncio.get_running_loop())
         answering = asyncio.ensure_future(_answer_question(
             user=self.scope["user"], conversation_id=self.conversation_id,
-            payload=content, post=post,
+            payload=content, post=outbox.post,
         ))  # fmt: skip
-        while True:
-            message, relay = await outbox.get()
-            if message is None:
-                break
+        async for message, relay in outbox.messages():
             await self.publish(message, relay)
         await answering  # a crash on the thread surfaces here
 

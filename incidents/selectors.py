@@ -24,7 +24,7 @@ from django.db import connection
 from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-from incidentdesk.embeddings import embed_query
+from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents import query_parsing as qp
@@ -251,7 +251,7 @@ def chunks_hybrid_rank(
     """
     # The query embedding (~5 ms of CPU in onnxruntime, which releases the
     # GIL) runs while the full-text query waits on PostgreSQL.
-    vector = _EMBEDDING_POOL.submit(embed_query, query)
+    vector = _EMBEDDING_POOL.submit(embed_query_literal, query)
     text_hits = _text_candidates(chunks, parent_field, query)
     vector_hits = _vector_candidates(chunks, parent_field, vector.result(), exact)
     fused = _reciprocal_rank_fusion([vector_hits, text_hits])[:limit]
@@ -318,7 +318,7 @@ def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
 
 
 def _vector_candidates(
-    chunks: QuerySet[Any], parent_field: str, vector: list[float], exact: bool
+    chunks: QuerySet[Any], parent_field: str, vector_literal: str, exact: bool
 ) -> list[tuple[int, int]]:
     scope = _scope_where(chunks)
     if scope is None:
@@ -338,8 +338,7 @@ def _vector_candidates(
         # transaction it needs: three more round trips).
         nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
     nearest += f" ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
-    literal = "[" + ",".join(map(repr, vector)) + "]"
-    rows = _fetch(nearest, [literal, *params])
+    rows = _fetch(nearest, [vector_literal, *params])
     # relaxed_order may hand rows back slightly out of order: sort them.
     rows.sort(key=lambda row: row[2])
     return _best_per_parent([(parent_id, chunk_id) for parent_id, chunk_id, _ in rows])

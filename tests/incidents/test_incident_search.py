@@ -59,7 +59,7 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
     """The selector's own query: the index is on half-precision vectors, so a
     query with any other distance expression would scan the whole table."""
     with CaptureQueriesContext(connection) as captured:
-        _vector_candidates(IncidentChunk.objects.all(), "incident", [0.05] * 384, exact=False)
+        _vector_candidates(IncidentChunk.objects.all(), "incident", str([0.05] * 384), exact=False)
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan
         # the planner picks on a real-sized table.
