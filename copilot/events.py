@@ -6,7 +6,7 @@ that builds the `{"type": ...}` dicts the websocket and SSE clients read.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
@@ -15,7 +15,9 @@ class Event:
     type: ClassVar[str] = ""
 
     def to_message(self) -> dict[str, Any]:
-        return {"type": self.type, **asdict(self)}
+        # Shallow: the message is serialised at once, and asdict's deep copy
+        # of the tool results cost more than sending them.
+        return {"type": self.type, **vars(self)}
 
 
 @dataclass(frozen=True)
