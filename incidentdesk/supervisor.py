@@ -2,9 +2,10 @@
 
 Daphne runs as WEB_WORKERS processes (default: one per core), because one
 Python process answers on one core at a time: at 50 concurrent chat clients
-one process took 1.3 s at p95 and two took 0.96 s (bench/ws_bench.py). Each
-worker gets its own listening socket on the same port (SO_REUSEPORT), so
-the kernel spreads connections evenly over them.
+one process took 1.3 s at p95 and two took 0.9-1.2 s (bench/ws_bench.py).
+Each worker gets its own listening socket on the same port (SO_REUSEPORT);
+the kernel spreads connections over them by a hash of the client's address,
+evenly on average but not client by client.
 
 The `manage.py` process has already started (and so owns) the embedded
 PostgreSQL and Redis; its children only attach. Children run in their own
