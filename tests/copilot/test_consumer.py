@@ -238,7 +238,7 @@ def test_one_answer_at_a_time_per_conversation(alice, incidents) -> None:
     async def scenario() -> dict[str, Any]:
         socket = _socket(headers, conversation.pk)
         await socket.connect()
-        with asking.conversation_claimed(conversation_id=conversation.pk):
+        with asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk):
             await socket.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
             refused = await socket.receive_json_from(timeout=10)
         await socket.disconnect()

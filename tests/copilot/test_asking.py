@@ -1,0 +1,66 @@
+"""The rules a chat question passes before it is answered, on the real Redis."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.core.cache import cache, caches
+
+from copilot import asking
+from copilot.services import conversation_create
+from incidentdesk.errors import ConflictError, RateLimitedError
+
+
+def test_an_admitted_question_holds_the_conversation_until_its_answer_ends(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    with (
+        asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk),
+        pytest.raises(ConflictError, match="already being written"),
+        asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk),
+    ):
+        pass
+    with asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk):
+        pass  # released: the next question gets in
+
+
+def test_a_refused_question_still_counts_and_leaves_no_claim(alice, settings) -> None:
+    settings.CHAT_QUESTIONS_PER_MINUTE = 2
+    first, second = conversation_create(owner=alice), conversation_create(owner=alice)
+    with (
+        asking.question_admitted(user_id=alice.pk, conversation_id=first.pk),
+        pytest.raises(ConflictError),  # the second of two allowed
+        asking.question_admitted(user_id=alice.pk, conversation_id=first.pk),
+    ):
+        pass
+    with (
+        pytest.raises(RateLimitedError, match="asked 2 questions this minute") as refused,
+        asking.question_admitted(user_id=alice.pk, conversation_id=second.pk),
+    ):
+        pass
+    assert 0 < refused.value.extra["retry_after"] <= asking.RATE_WINDOW_SECONDS
+    assert cache.get(f"chat-run:{second.pk}") is None
+
+
+def test_admission_tells_whether_another_socket_listens(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    asking.listener_join(conversation_id=conversation.pk)
+    with asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk) as others:
+        assert others is False  # only the asking socket
+    asking.listener_join(conversation_id=conversation.pk)
+    with asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk) as others:
+        assert others is True
+    asking.listener_leave(conversation_id=conversation.pk)
+    asking.listener_leave(conversation_id=conversation.pk)
+
+
+def test_cache_objects_of_every_thread_share_one_redis_client() -> None:
+    """Each thread (and async context) gets its own cache object; a new client
+    each meant a new connection pool, so a new Redis connection per answer."""
+    elsewhere = []
+    thread = threading.Thread(target=lambda: elsewhere.append(caches["default"]))
+    thread.start()
+    thread.join()
+    here = caches["default"]
+    assert elsewhere[0] is not here
+    assert elsewhere[0]._cache.get_client() is here._cache.get_client()
