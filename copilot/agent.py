@@ -91,6 +91,7 @@ class _Run:
         self.tokens = [0, 0]  # prompt, completion
         self.steps: list[dict[str, Any]] = []
         self.returned: set[str] = set()  # ids tools returned in this conversation (citable)
+        self.new_title = ""  # generated for an untitled conversation, not stored yet
         # A run that just started has not been stopped: the first look is due
         # CANCEL_CHECK_SECONDS from now, which most offline answers never reach.
         self.last_cancel_check = time.monotonic()
@@ -280,7 +281,7 @@ class _Run:
         turn.text = checked.text + _staleness_note(checked.kept)
         with derived_writes():
             message = self._store_assistant(turn, citations=checked.kept)
-            services.conversation_touch(conversation=self.conversation)
+            services.conversation_touch(conversation=self.conversation, title=self.new_title)
             self._finish(
                 AgentRun.Status.DONE,
                 citations_kept=checked.kept,
@@ -301,6 +302,8 @@ class _Run:
         if turn.text:
             turn.text += "\n\n_(The answer was interrupted.)_"
             self._store_assistant(turn)
+        if self.new_title:
+            services.conversation_touch(conversation=self.conversation, title=self.new_title)
         self._finish(AgentRun.Status.FAILED, turn.failure)
         yield ErrorEvent(turn.failure, code="model_unavailable")
 
@@ -346,9 +349,9 @@ class _Run:
         if title is None:
             return
         yield StatusEvent("Generating title for the incident report...")
-        with derived_writes():
-            services.conversation_title_set(conversation=self.conversation, title=title.result())
-        yield TitleEvent(self.conversation.pk, self.conversation.title)
+        self.new_title = title.result()[: services.TITLE_MAX_CHARS]
+        self.conversation.title = self.new_title  # stored with the answer (_done, _fail)
+        yield TitleEvent(self.conversation.pk, self.new_title)
 
 
 # --- helpers -----------------------------------------------------------------------------

@@ -232,9 +232,13 @@ def conversation_message_append(
     return message
 
 
-def conversation_touch(*, conversation: Conversation) -> None:
-    """Mark activity, which orders the sidebar."""
-    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+def conversation_touch(*, conversation: Conversation, title: str = "") -> None:
+    """Mark activity, which orders the sidebar; store `title` too when given
+    (the generated one, written with the answer rather than on its own)."""
+    changes: dict[str, Any] = {"updated_at": timezone.now()}
+    if title:
+        changes["title"] = title[:TITLE_MAX_CHARS]
+    Conversation.objects.filter(pk=conversation.pk).update(**changes)
 
 
 def conversation_title_set(*, conversation: Conversation, title: str) -> Conversation:
