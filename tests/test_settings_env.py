@@ -71,3 +71,19 @@ def test_the_settings_module_refuses_bad_configuration(variable, value, message)
     )
     assert result.returncode != 0
     assert message in result.stderr
+
+
+@pytest.mark.parametrize(("value", "threshold"), [(None, "5"), ("false", "None")])
+def test_prepared_statements_can_be_switched_off(value: str | None, threshold: str) -> None:
+    """For a proxy that pools by transaction, which cannot keep them."""
+    code = (
+        "from django.conf import settings; options = settings.DATABASES['default']['OPTIONS'];"
+        "print(options['server_side_binding'], options.get('prepare_threshold'))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "incidentdesk.settings"}
+    if value is not None:
+        env["DATABASE_PREPARED_STATEMENTS"] = value
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code], env=env, cwd=BASE_DIR, capture_output=True, text=True
+    )
+    assert result.stdout.split() == ["True", threshold], result.stderr
