@@ -25,6 +25,7 @@ import os
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -123,7 +124,10 @@ async def warm_up(base: str, sessions: list[tuple[str, int]], workers: int) -> N
         await client(base, *sessions[number % len(sessions)], QUESTIONS[:1], _started(), Figures())
 
 
-async def run_clients(base: str, sessions: list[tuple[str, int]], questions: int) -> Figures:
+async def run_clients(
+    base: str, sessions: list[tuple[str, int]], questions: int,
+    connected: Callable[[], None] = lambda: None,
+) -> Figures:  # fmt: skip
     figures, start = Figures(), asyncio.Event()
     tasks = [
         asyncio.create_task(
@@ -133,6 +137,7 @@ async def run_clients(base: str, sessions: list[tuple[str, int]], questions: int
         for i, (key, conv) in enumerate(sessions)
     ]  # fmt: skip
     await asyncio.sleep(2)  # every socket connected and idle
+    connected()
     start.set()
     await asyncio.gather(*tasks)
     return figures
@@ -196,6 +201,31 @@ def cpu_ms(pids: list[int]) -> float:
     return total * 1000 / ticks
 
 
+def connections_per_process(pids: list[int], port: int) -> list[int]:
+    """Established connections each process holds on `port` (Linux /proc).
+
+    How the kernel spread the clients: with SO_REUSEPORT it hashes each
+    connection to a process, and the busiest one sets the p95.
+    """
+    established = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+            established.add(fields[9])  # the socket's inode
+    return [len(_socket_inodes(pid) & established) for pid in pids]
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    with contextlib.suppress(OSError):  # exited meanwhile
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
 def postgres_pids() -> list[int]:
     """The PostgreSQL server's processes, backends included (Linux /proc)."""
     pids = []
@@ -245,7 +275,12 @@ def main() -> None:
         database = postgres_pids()  # the pool's backends are open by now
         started, cpu_before, db_before = time.perf_counter(), cpu_ms(pids), cpu_ms(database)
         own_before = time.process_time()
-        figures = asyncio.run(run_clients(base, sessions, args.questions))
+        spread: list[int] = []
+        port = int(base.rsplit(":", 1)[1])
+        figures = asyncio.run(run_clients(
+            base, sessions, args.questions,
+            lambda: spread.extend(connections_per_process(pids, port)),
+        ))  # fmt: skip
         own = (time.process_time() - own_before) * 1000
         db = cpu_ms(database) - db_before
         report(figures, args.clients, args.questions, time.perf_counter() - started - 2)
@@ -254,6 +289,7 @@ def main() -> None:
             print(f"  daphne CPU: {per_answer:.1f} ms per answer")
             print(f"  PostgreSQL CPU: {db / len(figures.done):.1f} ms per answer")
             print(f"  bench clients' CPU: {own / len(figures.done):.1f} ms per answer")
+            print(f"  clients per daphne process: {', '.join(map(str, spread))}")
     finally:
         for process in processes:
             stop(process)
