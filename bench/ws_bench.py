@@ -25,7 +25,7 @@ import os
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -79,7 +79,11 @@ def bench_sessions(clients: int) -> list[tuple[str, int]]:
     return sessions
 
 
-def cleanup() -> None:
+def cleanup(sessions: Sequence[tuple[str, int]] = ()) -> None:
+    """Delete the bench users, their conversations and the given sessions."""
+    engine = import_module(settings.SESSION_ENGINE)
+    for session_key, _ in sessions:
+        engine.SessionStore(session_key).delete()
     Conversation.objects.filter(owner__username__startswith=USER_PREFIX).delete()
     User.objects.filter(username__startswith=USER_PREFIX).delete()
 
@@ -293,7 +297,7 @@ def main() -> None:
     finally:
         for process in processes:
             stop(process)
-        cleanup()
+        cleanup(sessions)
 
 
 if __name__ == "__main__":
