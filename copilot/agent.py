@@ -1,9 +1,14 @@
 """The agent loop: one for every chat model.
 
 A turn: store the question, ask the model with the tool specs, run the tool
-calls it makes (each stored as a message and traced), ask again, until it
+calls it makes (each kept as a message and traced), ask again, until it
 answers without tools or runs out of rounds; then check the citations,
 store the answer and close the trace. Every step streams an event.
+
+The steps are written together rather than one transaction each: before
+the loop waits on a model over the network, and otherwise with the answer
+(the offline engine writes a whole answer in milliseconds), or with the
+run's end when it fails or is stopped.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from copilot.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from copilot.models import AgentRun, Conversation, Message
+from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
 from copilot.tools import ToolContext, ToolResult, parse_arguments, run_tool, tool_specs
 from incidentdesk.db import derived_writes
@@ -61,6 +66,23 @@ class _Turn:
     calls: list[ToolCallRequest] = field(default_factory=list)
     failure: str = ""
     message: Message | None = None
+
+
+@dataclass
+class _UnsavedSteps:
+    """Tool steps built as they ran, for `services.agent_rows_write`."""
+
+    messages: list[Message] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.messages or self.calls)
+
+    def write(self) -> None:
+        """Store them, once: a failed write is not tried again at the run's end."""
+        messages, calls = self.messages, self.calls
+        self.messages, self.calls = [], []
+        services.agent_rows_write(messages=messages, tool_calls=calls)
 
 
 class Cancelled(Exception):
@@ -92,6 +114,7 @@ class _Run:
         self.steps: list[dict[str, Any]] = []
         self.returned: set[str] = set()  # ids tools returned in this conversation (citable)
         self.new_title = ""  # generated for an untitled conversation, not stored yet
+        self.unsaved = _UnsavedSteps()
         # A run that just started has not been stopped: the first look is due
         # CANCEL_CHECK_SECONDS from now, which most offline answers never reach.
         self.last_cancel_check = time.monotonic()
@@ -165,6 +188,9 @@ class _Run:
         self, messages: list[ChatMessage], tools: list[dict[str, Any]]
     ) -> Generator[Event, None, _Turn]:
         turn = _Turn()
+        if self.unsaved and not getattr(self.model, "is_offline", False):
+            with derived_writes():  # a reload while the model thinks shows the steps
+                self.unsaved.write()
         last_save = time.monotonic()
         for event in self.model.stream(messages, tools):
             if isinstance(event, TextDelta) and event.text:
@@ -188,6 +214,7 @@ class _Run:
         if time.monotonic() - last_save < PARTIAL_SAVE_SECONDS:
             return last_save
         with derived_writes():
+            self.unsaved.write()
             if turn.message is None:
                 turn.message = services.conversation_message_append(
                     conversation=self.conversation,
@@ -210,17 +237,16 @@ class _Run:
     # --- tools ------------------------------------------------------------------------
 
     def _run_tools(self, turn: _Turn, messages: list[ChatMessage]) -> Iterator[Event]:
-        """Store the calls, run each, store and stream each result."""
+        """Run each call, stream each result; the calls and results are
+        kept in `self.unsaved` until they are written together."""
         calls = [_call_dict(call) for call in turn.calls]
-        for number, call in enumerate(calls):
+        self.unsaved.messages.append(self._assistant_message(turn, tool_calls=calls))
+        messages.append(_as_chat_message(self.unsaved.messages[-1]))
+        for call in calls:
             yield StatusEvent(_status_before(call["name"], call["arguments"]))
             yield ToolCallEvent(call["id"], call["name"], call["arguments"])
             result, latency_ms = self._call_tool(call)
-            with derived_writes():
-                if number == 0:  # the calls, committed with their first result
-                    messages.append(_as_chat_message(self._store_assistant(turn, tool_calls=calls)))
-                tool_message = self._store_tool_result(call, result, latency_ms)
-            messages.append(_as_chat_message(tool_message))
+            messages.append(_as_chat_message(self._tool_step(call, result, latency_ms)))
             yield ToolResultEvent(
                 call["id"], call["name"], result.count, latency_ms, result.data, result.error
             )
@@ -238,14 +264,12 @@ class _Run:
         )  # fmt: skip
         return result, latency_ms
 
-    def _store_tool_result(
-        self, call: dict[str, Any], result: ToolResult, latency_ms: int
-    ) -> Message:
-        """The tool message (memory) and its trace row, in one commit."""
-        services.tool_call_record(
+    def _tool_step(self, call: dict[str, Any], result: ToolResult, latency_ms: int) -> Message:
+        """The tool message (memory) and its trace row."""
+        self.unsaved.calls.append(services.tool_call_build(
             run=self.run, round=self.rounds, call=call, result=result, latency_ms=latency_ms
-        )
-        return services.conversation_message_append(
+        ))  # fmt: skip
+        message = services.message_build(
             conversation=self.conversation,
             role=Message.Role.TOOL,
             content=result.text,
@@ -255,11 +279,14 @@ class _Run:
             citations=list(result.ids),
             run=self.run,
         )
+        self.unsaved.messages.append(message)
+        return message
 
-    def _store_assistant(self, turn: _Turn, **fields: Any) -> Message:
-        """The turn's assistant message: the streamed one completed, or a new one."""
+    def _assistant_message(self, turn: _Turn, **fields: Any) -> Message:
+        """The turn's assistant message: the streamed one completed, or a new
+        one; not stored yet."""
         if turn.message is None:
-            return services.conversation_message_append(
+            return services.message_build(
                 conversation=self.conversation,
                 role=Message.Role.ASSISTANT,
                 content=turn.text,
@@ -268,8 +295,12 @@ class _Run:
             )
         for name, value in {"content": turn.text, "is_complete": True, **fields}.items():
             setattr(turn.message, name, value)
-        turn.message.save()
         return turn.message
+
+    def _store_assistant(self, turn: _Turn, **fields: Any) -> Message:
+        message = self._assistant_message(turn, **fields)
+        services.agent_rows_write(messages=[message])
+        return message
 
     # --- endings ----------------------------------------------------------------------
 
@@ -280,6 +311,7 @@ class _Run:
         checked = check_citations(text, self.returned)
         turn.text = checked.text + _staleness_note(checked.kept)
         with derived_writes():
+            self.unsaved.write()
             message = self._store_assistant(turn, citations=checked.kept)
             services.conversation_touch(conversation=self.conversation, title=self.new_title)
             self._finish(
@@ -299,6 +331,7 @@ class _Run:
 
     def _fail(self, turn: _Turn) -> Iterator[Event]:
         """The model failed: keep what it wrote, say why."""
+        self.unsaved.write()
         if turn.text:
             turn.text += "\n\n_(The answer was interrupted.)_"
             self._store_assistant(turn)
@@ -318,6 +351,8 @@ class _Run:
         yield ErrorEvent("Stopped.", code="cancelled")
 
     def _finish(self, status: str, error: str = "", **figures: Any) -> None:
+        """Close the trace, after the steps not written yet (a stop, a failure)."""
+        self.unsaved.write()
         services.agent_run_finish(
             run=self.run,
             status=status,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from copilot.events import DoneEvent, ErrorEvent, Event
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
 from copilot.selectors import agent_run_is_active
 from copilot.tools import ToolContext, ToolResult
+from incidentdesk.db import rows_insert
 from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import ConflictError, NotFoundError, UnavailableError, ValidationError
 from incidents import importers
@@ -185,8 +186,10 @@ def conversation_reply(
 ) -> Iterator[Event]:
     """Answer `text` in `conversation`, yielding DESIGN's events as they happen.
 
-    The user's message is stored before the model is called; tool and
-    assistant messages are stored as they complete, so nothing sent is lost.
+    The user's message is stored before the model is called; the tool
+    steps before the agent waits on a model over the network (offline: with
+    the answer), and always when the run ends, stopped or failed, so
+    nothing sent is lost.
     `model` defaults to the configured one (offline without OPENAI_API_KEY);
     `context` pins "now" and dataset versions (the evaluation uses it).
     New incident reports and their follow-ups (`image`: a screenshot) go to
@@ -218,17 +221,25 @@ def _checked_question(text: str, *, screenshot: bool = False) -> str:
 # --- what the agent loop writes --------------------------------------------------
 
 
-def conversation_message_append(
+def message_build(
     *, conversation: Conversation, role: str, content: str = "", **fields: Any
 ) -> Message:
-    """Store one message now, before the next step runs.
+    """A checked message, not stored yet (see `agent_rows_write`).
 
     The foreign keys are instances the caller holds, so validating them
     would only re-read rows (a query each, on every step of every answer).
     """
     message = Message(conversation=conversation, role=role, content=content, **fields)
     message.full_clean(exclude=["conversation", "run"])
-    message.save()
+    return message
+
+
+def conversation_message_append(
+    *, conversation: Conversation, role: str, content: str = "", **fields: Any
+) -> Message:
+    """Store one message now, before the next step runs."""
+    message = message_build(conversation=conversation, role=role, content=content, **fields)
+    rows_insert(message)
     return message
 
 
@@ -250,7 +261,7 @@ def conversation_title_set(*, conversation: Conversation, title: str) -> Convers
 def agent_run_start(*, conversation: Conversation, question: Message, model: str) -> AgentRun:
     run = AgentRun(conversation=conversation, question=question, model=model)
     run.full_clean(exclude=["conversation", "question"])
-    run.save()
+    rows_insert(run)
     return run
 
 
@@ -265,12 +276,13 @@ def agent_run_finish(*, run: AgentRun, status: str, error: str = "", **figures: 
     return run
 
 
-def tool_call_record(
+def tool_call_build(
     *, run: AgentRun, round: int, call: dict[str, Any], result: ToolResult, latency_ms: int
 ) -> ToolCall:
-    """Trace one tool call; the payloads only when the conversation allows tracing."""
+    """The trace row of one tool call, not stored yet; the payloads only
+    when the conversation allows tracing."""
     traced = run.conversation.tracing_enabled
-    return ToolCall.objects.create(
+    return ToolCall(
         run=run,
         round=round,
         call_id=call["id"],
@@ -281,6 +293,15 @@ def tool_call_record(
         error=result.error,
         latency_ms=latency_ms,
     )
+
+
+def agent_rows_write(*, messages: list[Message], tool_calls: Sequence[ToolCall] = ()) -> None:
+    """Store what an answer built as it ran, in order: new messages and
+    trace rows inserted, a streamed message (stored already) updated."""
+    for message in messages:
+        if message.pk is not None:
+            message.save()
+    rows_insert(*(message for message in messages if message.pk is None), *tool_calls)
 
 
 # --- the REST API: chat without streaming, golden examples ------------------------------

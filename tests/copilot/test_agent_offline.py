@@ -192,8 +192,12 @@ def test_stop_cancels_the_run_and_keeps_the_question(alice: User, monkeypatch) -
         if isinstance(event, ToolCallEvent):
             agent_run_cancel(conversation=conversation, user=alice)
     assert seen[-1].to_message() == {"type": "error", "message": "Stopped.", "code": "cancelled"}
-    assert AgentRun.objects.get(conversation=conversation).status == "cancelled"
+    run = AgentRun.objects.get(conversation=conversation)
+    assert run.status == "cancelled"
     assert conversation.messages.filter(role="user", content="Checkout is slow").exists()
+    # The step that ran is kept, though offline steps are written with the answer.
+    roles = list(conversation.messages.values_list("role", flat=True))
+    assert (roles, run.tool_calls.count()) == (["user", "assistant", "tool"], 1)
 
 
 def test_history_keeps_the_latest_whole_turns_within_the_budget(alice: User) -> None:

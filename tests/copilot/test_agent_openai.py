@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from copilot.events import DoneEvent, ErrorEvent, Event, TitleEvent, ToolResultEvent
-from copilot.models import AgentRun, Conversation
+from copilot.events import DoneEvent, ErrorEvent, Event, TitleEvent, TokenEvent, ToolResultEvent
+from copilot.models import AgentRun, Conversation, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE
 from copilot.services import conversation_create, conversation_reply
 from tests.copilot.openai_server import (
@@ -114,6 +114,19 @@ def test_an_endless_tool_loop_is_cut_after_five_rounds(
     assert "tools" not in final_request
     assert final_request["messages"][-1] == {"role": "system", "content": FINAL_ROUND_NOTE}
     assert AgentRun.objects.get(pk=done.run_id).rounds == 5
+
+
+def test_the_steps_are_stored_before_the_model_is_asked_again(
+    conversation: Conversation, openai_server: OpenAIServer
+) -> None:
+    """A reload while a slow model thinks shows the steps so far."""
+    openai_server.script(tool_call_reply([SEARCH]), text_reply("As in INC-2025-08-24-001."))
+    events = conversation_reply(conversation=conversation, user=conversation.owner, text=QUESTION)
+    next(event for event in events if isinstance(event, TokenEvent))  # the second model turn
+    roles = list(conversation.messages.values_list("role", flat=True))
+    traced = ToolCall.objects.filter(run__conversation=conversation).count()
+    list(events)
+    assert (roles, traced) == (["user", "assistant", "tool"], 1)
 
 
 def test_a_stream_cut_half_way_keeps_what_was_written(
