@@ -33,6 +33,7 @@ from copilot.chat_models.base import (
     TextDelta,
     ToolCallRequest,
     Usage,
+    runs_offline,
 )
 from copilot.citations import check_citations
 from copilot.events import (
@@ -188,7 +189,7 @@ class _Run:
         self, messages: list[ChatMessage], tools: list[dict[str, Any]]
     ) -> Generator[Event, None, _Turn]:
         turn = _Turn()
-        if self.unsaved and not getattr(self.model, "is_offline", False):
+        if self.unsaved and not runs_offline(self.model):
             with derived_writes():  # a reload while the model thinks shows the steps
                 self.unsaved.write()
         last_save = time.monotonic()
@@ -374,7 +375,7 @@ class _Run:
         """Written alongside the answer (a side call with an online model)."""
         if self.conversation.title:
             return None
-        if getattr(self.model, "is_offline", False):  # a heuristic: no thread needed
+        if runs_offline(self.model):  # a heuristic: no thread needed
             done: Future[str] = Future()
             done.set_result(titles.heuristic_title(text))
             return done

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from copilot.chat_models.base import ChatModel, collect_text
+from copilot.chat_models.base import ChatModel, collect_text, runs_offline
 from copilot.prompts import TITLE_PROMPT
 from incidents.parsing import find_incident_ids
 
@@ -44,7 +44,7 @@ def clean_title(raw: str) -> str:
 
 def conversation_title(question: str, model: ChatModel) -> str:
     """A cheap side call to an online model; the heuristic offline or on failure."""
-    if getattr(model, "is_offline", False):
+    if runs_offline(model):
         return heuristic_title(question)
     messages = [
         {"role": "system", "content": TITLE_PROMPT},

@@ -61,6 +61,12 @@ class ChatModel(Protocol):
         ...
 
 
+def runs_offline(model: ChatModel) -> bool:
+    """Whether `model` is the offline engine, which answers in-process in
+    milliseconds: no thread for side calls, no write before each turn."""
+    return bool(getattr(model, "is_offline", False))
+
+
 def collect_text(events: Iterator[ModelEvent]) -> str:
     """The text of a streamed turn (for short side calls such as titles)."""
     return "".join(event.text for event in events if isinstance(event, TextDelta))
