@@ -19,9 +19,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from copilot.chat_models.offline import OfflineChatModel
+from copilot.chat_models.offline.router import Route, route
 from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
 from copilot.models import Conversation, GoldenExample
-from copilot.router import Route, route
 from copilot.selectors import golden_example_list
 from copilot.services import conversation_create, conversation_reply
 from copilot.tools import ToolContext, cited_ids_in

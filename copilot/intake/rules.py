@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copilot.router import KNOWLEDGE_RE as KNOWLEDGE_WORDING_RE
+from copilot.chat_models.offline.router import KNOWLEDGE_RE as KNOWLEDGE_WORDING_RE
 from incidents import query_parsing as qp
 from incidents.parsing import UNICODE_DASHES, find_incident_ids
 

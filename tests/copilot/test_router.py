@@ -4,7 +4,13 @@ import datetime as dt
 
 import pytest
 
-from copilot.router import ConversationState, Remembered, plan, route, superlative
+from copilot.chat_models.offline.router import (
+    ConversationState,
+    Remembered,
+    plan,
+    route,
+    superlative,
+)
 from incidents import query_parsing as qp
 
 CATALOG = [

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 
 from django.utils import timezone
 
-from copilot import router
-from copilot.chat_models.reading import Record, ToolOutcome
-from copilot.router import ConversationState
+from copilot.chat_models.offline import router
+from copilot.chat_models.offline.reading import Record, ToolOutcome
+from copilot.chat_models.offline.router import ConversationState
 from incidents import query_parsing as qp
 
 MAX_LISTED = 25

@@ -1,8 +1,8 @@
 """The offline engine: a chat model that needs no network and no weights.
 
 It behaves as a model does: given the conversation, it either asks for tool
-calls (decided by `copilot.router`) or, once the tool results are in, writes
-the answer from them alone (`copilot.chat_models.writing`). Deterministic,
+calls (decided by `router`) or, once the tool results are in, writes
+the answer from them alone (`writing`). Deterministic,
 so tests and the evaluation can rely on it.
 """
 
@@ -16,7 +16,6 @@ from itertools import count
 
 from django.utils import timezone
 
-from copilot import router
 from copilot.chat_models.base import (
     ChatMessage,
     End,
@@ -26,8 +25,9 @@ from copilot.chat_models.base import (
     ToolSpec,
     Usage,
 )
-from copilot.chat_models.reading import conversation_state, last_user_index, turn_outcomes
-from copilot.chat_models.writing import write_answer
+from copilot.chat_models.offline import router
+from copilot.chat_models.offline.reading import conversation_state, last_user_index, turn_outcomes
+from copilot.chat_models.offline.writing import write_answer
 from incidents import selectors as incident_selectors
 from incidents.models import DatasetVersion
 
