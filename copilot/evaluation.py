@@ -19,7 +19,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from copilot.chat_models.offline import OfflineChatModel
-from copilot.chat_models.offline.router import Route, route
+from copilot.chat_models.offline.router import Route, understand
+from copilot.chat_models.offline.state import ConversationState
 from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
 from copilot.models import Conversation, GoldenExample
 from copilot.selectors import golden_example_list
@@ -90,6 +91,7 @@ class QuestionResult:
     ranked: list[str] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)
     conversation: ConversationResult | None = None
+    explanation: str = ""
 
 
 def _today(question: dict[str, Any]) -> dt.date:
@@ -151,9 +153,16 @@ def evaluate_question(
     kind = question["kind"]
     today = _today(question)
     text = question["query"] if isinstance(question["query"], str) else question["query"][0]
-    decision = route(text, catalog=catalog, today=today)
+    model = OfflineChatModel(
+        today=today, incident_version=corpus.incidents, knowledge_version=corpus.knowledge
+    )
+    understood = understand(
+        text, state=ConversationState(), catalog=catalog, today=today, probe=model.probe, chat=False
+    )
+    decision = understood.routes[0]
     acceptable = {question["expected_tool"], *question.get("also_acceptable_tools", [])}
     result = QuestionResult(question["qid"], kind, decision, decision.tool in acceptable)
+    result.explanation = understood.explain()
     if kind == "multi_turn":
         result.conversation = run_conversation(question, corpus, today)
     elif kind in {"by_application", "recent"}:
@@ -277,9 +286,17 @@ def evaluate(*, incidents_path: Path, knowledge_path: Path, queries_path: Path) 
         for r in results
         if not r.routed_ok
     ]
+    report["explanations"] = {r.qid: _explained(r) for r in results}
     report["seconds"] = round(time.perf_counter() - started, 1)
     conversation_cleanup()
     return report
+
+
+def _explained(result: QuestionResult) -> str:
+    turns = result.conversation.turns if result.conversation else []
+    later = " || ".join(f"{t.tool}{'' if t.acceptable else ' (WRONG)'}" for t in turns[1:])
+    mark = "ok " if result.routed_ok else "MISS"
+    return f"{mark} {result.explanation}" + (f" || later turns: {later}" if later else "")
 
 
 # --- multi-turn conversations through the copilot ------------------------------------
@@ -326,7 +343,9 @@ def run_conversation(
     """Every turn through conversation_reply with the offline engine, pinned to the corpus."""
     user = _evaluation_user()
     conversation = conversation_create(owner=user)
-    model = OfflineChatModel(today=today, incident_version=corpus.incidents)
+    model = OfflineChatModel(
+        today=today, incident_version=corpus.incidents, knowledge_version=corpus.knowledge
+    )
     context = ToolContext(today, corpus.incidents, corpus.knowledge)
     turns = [
         _run_turn(conversation, user, text, expected, model, context)

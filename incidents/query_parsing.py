@@ -10,6 +10,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -65,7 +66,7 @@ _SINCE_RE = re.compile(
 
 
 DEFAULT_RECENT_DAYS = 30
-_RECENT_RE = re.compile(r"\b(?:recent(?:ly)?|latest)\b", re.IGNORECASE)
+_RECENT_RE = re.compile(r"\b(?:recent(?:ly)?|latest|lately)\b", re.IGNORECASE)
 
 
 def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str]:
@@ -74,7 +75,9 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     A bare "recent" means the last 30 days.
     """
     parsers = (
-        _relative_window, _this_window, _day_window, _year_window, _since_window, _recent_window,
+        _relative_window, _period_start_window, _this_window, _day_window, _quarter_window,
+        _season_window, _month_window, _year_window, _since_date_window, _since_window,
+        _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
         found = parser(text, today)
@@ -85,7 +88,8 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
 
 
 def _cut(text: str, match: re.Match[str]) -> str:
-    return re.sub(r"\s{2,}", " ", text[: match.start()] + " " + text[match.end() :]).strip()
+    rest = re.sub(r"\(\s*\)", " ", text[: match.start()] + " " + text[match.end() :])
+    return re.sub(r"\s{2,}", " ", rest).strip()
 
 
 def _relative_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
@@ -140,6 +144,163 @@ def _since_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
     if match.group("op").lower() in {"since", "after"}:
         return TimeWindow(start, today, label), match
     return TimeWindow(None, start - dt.timedelta(days=1), label), match
+
+
+_PERIOD_START_RE = re.compile(
+    r"\b(?:since\s+)?(?:the\s+)?(?:start|beginning)\s+of\s+(?:the\s+|this\s+)?"
+    r"(?P<unit>week|month|quarter|year)\b|\b(?P<short>week|month|quarter|year)[- ]to[- ]date\b"
+    r"|\b(?P<abbr>[mqy]td)\b",
+    re.IGNORECASE,
+)
+_QUARTER_RE = re.compile(
+    r"\b(?:in\s+|during\s+)?(?:(?P<which>this|last|previous)\s+quarter"
+    r"|q(?P<q>[1-4])(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?)\b",
+    re.IGNORECASE,
+)
+SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11)}
+_SEASON_RE = re.compile(
+    r"\b(?:over|during|in|through(?:out)?)?\s*(?:the\s+|this\s+|last\s+|past\s+)?"
+    r"(?P<season>spring|summer|autumn|fall)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    re.IGNORECASE,
+)
+_MONTH_WINDOW_RE = re.compile(
+    rf"\b(?P<op>since|after|in|during|from|throughout)\s+(?:(?:early|mid|late)[- ])?"
+    rf"(?P<month>{_MONTH_RE})[a-z]*\b(?:\s*,?\s*(?P<year>(?:19|20)\d\d))?(?!\s+\d)",
+    re.IGNORECASE,
+)
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SINCE_WEEKDAY_RE = re.compile(
+    rf"\b(?:since|after|from)\s+(?:last\s+)?(?P<day>{'|'.join(WEEKDAYS)}|"
+    rf"{'|'.join(d[:3] for d in WEEKDAYS)})\b",
+    re.IGNORECASE,
+)
+# Dates the rules above do not cover ("since March 3rd", "after 2024-05-01"),
+# read by dateparser relative to `today`.
+_SINCE_DATE_RE = re.compile(
+    r"\b(?P<op>since|after|from)\s+(?P<date>(?:\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?)"
+    rf"|(?:(?:{_MONTH_RE})[a-z]*\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)"
+    rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})[a-z]*(?:,?\s+\d{{4}})?))",
+    re.IGNORECASE,
+)
+
+
+def _period_start(unit: str, today: dt.date) -> dt.date:
+    if unit == "week":
+        return today - dt.timedelta(days=today.weekday())
+    if unit == "month":
+        return today.replace(day=1)
+    if unit == "quarter":
+        return dt.date(today.year, 3 * ((today.month - 1) // 3) + 1, 1)
+    return dt.date(today.year, 1, 1)
+
+
+def _period_start_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "since the start of the month", "year to date", "QTD"."""
+    match = _PERIOD_START_RE.search(text)
+    if not match:
+        return None
+    abbreviation = (match.group("abbr") or "").lower()
+    unit = match.group("unit") or match.group("short") or _PERIOD_ABBREVIATIONS[abbreviation]
+    start = _period_start(unit.lower(), today)
+    return TimeWindow(start, today, f"since {start.isoformat()}"), match
+
+
+_PERIOD_ABBREVIATIONS = {"mtd": "month", "qtd": "quarter", "ytd": "year"}
+
+
+def _latest_start(month: int, today: dt.date, year: str | None) -> int:
+    """The year of the latest `month` that has begun by `today` (unless one is given)."""
+    if year:
+        return int(year)
+    return today.year if month <= today.month else today.year - 1
+
+
+def _month_end(start: dt.date, months: int) -> dt.date:
+    month = start.month - 1 + months
+    return dt.date(start.year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)
+
+
+def _quarter_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    match = _QUARTER_RE.search(text)
+    if not match:
+        return None
+    current = _period_start("quarter", today)
+    if match.group("which"):
+        start = current if match.group("which").lower() == "this" else _shift(current, -3)
+    else:
+        first_month = 3 * (int(match.group("q")) - 1) + 1
+        start = dt.date(_latest_start(first_month, today, match.group("year")), first_month, 1)
+    end = min(_month_end(start, 3), today)
+    return TimeWindow(start, end, f"{start.isoformat()} to {end.isoformat()}"), match
+
+
+def _shift(start: dt.date, months: int) -> dt.date:
+    month = start.month - 1 + months
+    return dt.date(start.year + month // 12, month % 12 + 1, 1)
+
+
+def _season_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "over the summer": the latest such season that has begun (northern seasons)."""
+    match = _SEASON_RE.search(text)
+    if not match:
+        return None
+    first, last = SEASONS[match.group("season").lower()]
+    year = _latest_start(first, today, match.group("year"))
+    start = dt.date(year, first, 1)
+    end = min(_month_end(start, last - first + 1), today)
+    return TimeWindow(start, end, f"{match.group('season').lower()} {year}"), match
+
+
+def _month_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "since May" (up to today), "in March 2024" (that month)."""
+    match = _MONTH_WINDOW_RE.search(text)
+    if not match:
+        return None
+    start = _month_start(2000, match.group("month").lower())
+    start = start.replace(year=_latest_start(start.month, today, match.group("year")))
+    if match.group("op").lower() in {"since", "after", "from"}:
+        return TimeWindow(start, today, f"since {start:%B %Y}"), match
+    return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match
+
+
+def _since_weekday_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "since Monday": the latest such day before today."""
+    match = _SINCE_WEEKDAY_RE.search(text)
+    if not match:
+        return None
+    weekday = next(
+        i for i, d in enumerate(WEEKDAYS) if d.startswith(match.group("day")[:3].lower())
+    )
+    back = (today.weekday() - weekday) % 7 or 7
+    start = today - dt.timedelta(days=back)
+    return TimeWindow(start, today, f"since {start:%A %d %B}"), match
+
+
+def _since_date_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    match = _SINCE_DATE_RE.search(text)
+    if not match:
+        return None
+    start = parse_date_phrase(match.group("date"), today)
+    if start is None or start > today:
+        return None
+    return TimeWindow(start, today, f"since {start.isoformat()}"), match
+
+
+def parse_date_phrase(phrase: str, today: dt.date) -> dt.date | None:
+    """One date phrase ("March 3rd", "3/5", "2024-05-01") by dateparser, in the past."""
+    import dateparser  # a heavy import (~0.3 s): only when a date phrase is present
+
+    base = dt.datetime.combine(today, dt.time(12), tzinfo=dt.UTC)
+    found = dateparser.parse(
+        phrase,
+        languages=["en"],
+        settings={
+            "RELATIVE_BASE": base,
+            "PREFER_DATES_FROM": "past",
+            "RETURN_AS_TIMEZONE_AWARE": True,
+        },
+    )
+    return found.date() if found else None
 
 
 # --- other filters ----------------------------------------------------------------
@@ -307,3 +468,112 @@ def _entry_matches(
         return False
     names_company = entry.company.lower() == wanted or " ".join(terms) == entry.company.lower()
     return names_company or any(t in entry.words for t in terms)
+
+
+# --- application mentions in free text ---------------------------------------------
+
+# Words of questions about incidents, never part of a product's name.
+MENTION_FILLER = frozenset(
+    {
+        "a", "about", "across", "affect", "affected", "affecting", "after", "all", "also", "an",
+        "and", "any", "anything", "are", "as", "at", "be", "been", "before", "broke", "broken",
+        "by",
+        "can", "could", "did", "do", "does", "down", "downtime", "ever", "every", "everything",
+        "failure", "failures", "for", "from", "get", "give", "go", "got", "had", "happen",
+        "happened", "happening", "has", "have", "history", "hit", "hits", "how", "i", "in",
+        "incident", "incidents", "info", "is", "issue", "issues", "it", "its", "know", "last",
+        "lately", "let", "list", "listing", "look", "me", "more", "much", "my", "need", "of", "on",
+        "or", "our", "out", "outage", "outages", "over", "overview", "past", "please", "problem",
+        "problems", "pull", "recent", "recently", "record", "records", "related", "report",
+        "reports", "see", "seen", "show", "since", "so", "some", "summary", "tell", "than", "that",
+        "the", "their", "them", "there", "these", "they", "thing", "things", "this", "those",
+        "timeline", "times", "to", "up", "us", "was", "we", "went", "were", "what", "whats", "when",
+        "where", "which", "who", "why", "will", "with", "would", "wrong", "yet", "you", "your",
+    }
+)  # fmt: skip
+_MENTION_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9.&'+-]*[a-z0-9]|[a-z0-9]")
+_ACRONYM_SKIP = {"of", "the", "and", "for", "&"}
+FUZZY_CUTOFF = 85  # rapidfuzz ratio: "cloudfare" → "cloudflare", not "pages" → "packages"
+FUZZY_MIN_LENGTH = 5  # shorter words are too often other words ("slow" is not "SLO")
+
+
+@dataclass(frozen=True)
+class ApplicationMention:
+    """The words of a question that name known applications, and what they match."""
+
+    subject: str
+    match: ApplicationMatch
+    fuzzy: bool = False
+
+
+def normalise_mention_text(text: str) -> str:
+    """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com"."""
+    text = re.sub(r"(\w)['\u2019]s\b", r"\1", text.lower())
+    return re.sub(r"\s+dot\s+com\b", ".com", text)
+
+
+@dataclass(frozen=True)
+class _MentionIndex:
+    vocabulary: tuple[str, ...]
+    words: frozenset[str]
+    acronyms: dict[str, str]
+
+
+@lru_cache(maxsize=4)
+def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
+    """Words of every name, and acronyms of multi-word names ("GCE", "AWS")."""
+    words = {w for e in catalog for w in (*e.words, *e.company_words)}
+    acronyms: dict[str, str] = {}
+    for name in {n for e in catalog for n in (e.application, e.company)}:
+        base = re.sub(r"\s*\(.*?\)", "", name)
+        parts = [w for w in re.findall(r"[A-Za-z0-9]+", base) if w.lower() not in _ACRONYM_SKIP]
+        if len(parts) >= 2:
+            acronyms.setdefault("".join(p[0] for p in parts).lower(), base.lower())
+    return _MentionIndex(tuple(sorted(words)), frozenset(words), acronyms)
+
+
+def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:
+    """A token as the catalog spells it: acronyms expanded, typos and plurals fixed."""
+    if token in index.words or token in APPLICATION_ALIASES:
+        return token, False
+    if token in index.acronyms:
+        return index.acronyms[token], False
+    singular = token.removesuffix("s")
+    if singular in index.words:
+        return singular, False
+    if len(token) >= FUZZY_MIN_LENGTH:
+        from rapidfuzz import fuzz, process  # C extension; loaded on first fuzzy need
+
+        found = process.extractOne(token, index.vocabulary, scorer=fuzz.ratio,
+                                   score_cutoff=FUZZY_CUTOFF)  # fmt: skip
+        if found is not None:
+            return str(found[0]), True
+    return token, False
+
+
+def find_application_mention(
+    text: str, catalog: Sequence[ApplicationEntry]
+) -> ApplicationMention | None:
+    """The longest run of the question's content words that names known applications.
+
+    Filler words are dropped, tokens are spelt as the catalog spells them
+    (acronyms, plurals, typos by rapidfuzz), then runs are tried longest and
+    earliest first against `match_applications`. A lone category word
+    ("dns", "database") is a category, not an application.
+    """
+    if not catalog:
+        return None
+    index = _mention_index(tuple(catalog))
+    tokens = [t.strip(".'-") for t in _MENTION_TOKEN_RE.findall(normalise_mention_text(text))]
+    content = [t for t in tokens if t and t not in MENTION_FILLER]
+    corrected = [_corrected(t, index) for t in content]
+    for size in range(min(len(corrected), 6), 0, -1):
+        for start in range(len(corrected) - size + 1):
+            run = corrected[start : start + size]
+            subject = " ".join(word for word, _ in run)
+            if size == 1 and (subject in CATEGORY_WORDS or subject in _GENERIC_WORDS):
+                continue
+            match = match_applications(subject, catalog)
+            if match is not None:
+                return ApplicationMention(subject, match, any(fuzzy for _, fuzzy in run))
+    return None

@@ -344,6 +344,28 @@ def _vector_candidates(
     return _best_per_parent([(parent_id, chunk_id) for parent_id, chunk_id, _ in rows])
 
 
+def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
+    """Cosine similarity of `query` to its nearest chunk in `chunks` (0.0 if none).
+
+    The offline engine's evidence when it is unsure which tool a question
+    needs: the search whose corpus holds a closer match wins.
+    """
+    scope = _scope_where(chunks)
+    if scope is None:
+        return 0.0
+    where, params = scope
+    nearest = (
+        f"SELECT {INDEXED_DISTANCE} AS distance"  # noqa: S608 - names are ours, values are parameters
+        f' FROM "{chunks.model._meta.db_table}" WHERE {where} ORDER BY distance LIMIT 1'
+    )
+    rows = _fetch(nearest, [embed_query_literal(query), *params])
+    return 1.0 - float(rows[0][0]) if rows else 0.0
+
+
+def incident_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:
+    return chunks_best_similarity(chunk_scope(version), query)
+
+
 def _text_candidates(chunks: QuerySet[Any], parent_field: str, query: str) -> list[tuple[int, int]]:
     table = chunks.model._meta.db_table
     terms = rare_terms(query, table)

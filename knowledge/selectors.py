@@ -17,7 +17,7 @@ from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.parsing import INCIDENT_ID_RE
-from incidents.selectors import chunks_hybrid_rank, content_words
+from incidents.selectors import chunks_best_similarity, chunks_hybrid_rank, content_words
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
@@ -127,6 +127,12 @@ def search_knowledge(
     top = ranked[0].score if ranked else 1.0
     hits = [KnowledgeHit(r.parent, r.score / top, _preview(r.chunk_text)) for r in ranked]
     return KnowledgeSearch(query, hits, filters)
+
+
+def knowledge_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:
+    """How close the nearest knowledge chunk is to `query` (the engine's evidence)."""
+    chunks = KnowledgeChunk.objects.filter(document__in=document_scope(version))
+    return chunks_best_similarity(chunks, query)
 
 
 def _preview(text: str) -> str:

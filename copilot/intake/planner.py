@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from copilot.chat_models.base import ChatModel, ModelFailure, collect_text
+from copilot.chat_models.offline.intents import guess_intent
 from copilot.intake import rules
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def classify(
         has_image=has_image,
         has_incident=bool(state.get("incident")),
         has_proposal=bool(state.get("proposal")),
+        guess=guess_intent(text),
     )
     if decision.reason not in _UNCERTAIN_REASONS:
         return decision

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copilot.chat_models.offline.router import KNOWLEDGE_RE as KNOWLEDGE_WORDING_RE
+from copilot.chat_models.offline.intents import QUESTION_INTENTS, IntentGuess
 from incidents import query_parsing as qp
 from incidents.parsing import UNICODE_DASHES, find_incident_ids
 
@@ -19,7 +19,8 @@ NEW_INCIDENT = "new_incident"
 ADD_COMMENT = "add_comment"
 ASK_SUMMARY = "ask_summary"
 QUERY_PAST = "query_past"
-TURN_KINDS = (NEW_INCIDENT, ADD_COMMENT, ASK_SUMMARY, QUERY_PAST)
+CHIT_CHAT = "chit_chat"
+TURN_KINDS = (NEW_INCIDENT, ADD_COMMENT, ASK_SUMMARY, QUERY_PAST, CHIT_CHAT)
 
 MAX_DESCRIPTION_CHARS = 4000
 MAX_TITLE_CHARS = 120
@@ -73,28 +74,6 @@ _CONFIRM_RE = _any(
     r"\b(?:file|create|open|raise|log)\s+it\b",
     r"^\s*(?:please\s+)?comment\s+on\s+(?:it|that|the\s+(?:existing|open)\s+(?:one|ticket))\b",
 )
-_DECLINE_RE = _any(r"^\s*(?:no|nope|don'?t|do\s+not|cancel|never\s*mind)\b")
-_COMMENT_RE = _any(
-    r"^\s*(?:please\s+)?(?:add\s+(?:a\s+|this\s+)?(?:comment|note|update)|comment|note|update"
-    r"|status\s+update|fyi)\b",
-    r"\badd\s+(?:this|that|it)?\s*(?:to|on)\s+the\s+ticket\b",
-    r"\b(?:we|i)\s+(?:have\s+)?(?:decided|agreed)\b",
-    r"^\s*(?:decision|action(?:\s+item)?|todo|next\s+steps?)s?\s*:",
-    r"^\s*let'?s\b",
-    r"\b(?:[A-Z][a-z]+|I|we)\s+(?:will|'ll)\s+(?:roll|restart|revert|rotate|page|own|check|fix|"
-    r"monitor|investigate|deploy|scale|disable|enable|follow)\b",
-)
-_DECISION_QUESTION_RE = _any(
-    r"\bwhat\s+(?:did|have|had)\s+we\s+(?:decide|decided|agree|agreed)\b",
-    r"\bwhat\s+(?:was|were|has\s+been|have\s+been)\s+(?:decided|agreed)\b",
-    r"\bdecisions?\s+(?:so\s+far|log|ledger)\b",
-    r"\b(?:list|show)\s+(?:the\s+|our\s+)?(?:decisions|action\s+items)\b",
-)
-_SUMMARY_RE = _any(
-    r"\b(?:summar(?:y|ise|ize)|recap)\b",
-    r"\b(?:status|state)\s+(?:of|on)\s+(?:the|this|our|my)\s+(?:ticket|incident)\b",
-    r"\bwhere\s+are\s+we\b",
-)
 _QUESTION_START_RE = _any(
     r"^\s*(?:what|which|who|whom|when|where|why|how|has|have|had|did|does|do|is|are|was|were"
     r"|can|could|should|would|any|anything|show|list|find|pull|look|give|tell|open|get|search"
@@ -117,53 +96,67 @@ def is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START_RE.search(text))
 
 
-def asks_about_the_past(text: str) -> bool:
-    """Questions the agent answers: ids, runbook wording, listings, any question."""
-    return bool(
-        find_incident_ids(text)
-        or KNOWLEDGE_WORDING_RE.search(text)
-        or qp.listing_subject(text)
-        or is_question(text)
-    )
-
-
 def wants_ticket(text: str) -> bool:
     return bool(_TICKET_REQUEST_RE.search(text))
 
 
+# A report the intent model is this sure of needs no "right now" in the text;
+# below it, a statement that reads like a report is searched as a question
+# unless the user says it is ongoing (or attaches a screenshot). Symptom
+# searches read like reports, and a wrong report files an incident.
+REPORT_SURE = 0.75
+
+
 def classify_turn(
-    text: str, *, has_image: bool, has_incident: bool, has_proposal: bool
+    text: str,
+    *,
+    has_image: bool,
+    has_incident: bool,
+    has_proposal: bool,
+    guess: IntentGuess,
 ) -> TurnDecision:
-    """The offline rules, first match wins (see the README's "Incident intake")."""
+    """The user's own words about tickets first, then the intent model."""
     ticket = wants_ticket(text)
     anyway = bool(_NEW_TICKET_ANYWAY_RE.search(text))
     confirms = ticket or (has_proposal and bool(_CONFIRM_RE.search(text)))
     if has_incident and confirms and not _looks_like_a_report(text):
         return TurnDecision(NEW_INCIDENT, True, ticket, anyway, "confirms the proposal")
-    if _DECISION_QUESTION_RE.search(text):
+    if find_incident_ids(text):
+        return TurnDecision(QUERY_PAST, reason="names a past incident")
+    if _EXPLICIT_REPORT_RE.search(text) or ticket:
+        return TurnDecision(NEW_INCIDENT, False, ticket, anyway, "reports an incident")
+    return _by_intent(text, guess, has_image=has_image, has_incident=has_incident, ticket=ticket)
+
+
+def turn_probabilities(guess: IntentGuess) -> dict[str, float]:
+    """The intake's view of the intents: every kind of question is one "question"."""
+    merged = {"question": sum(guess.probability(i) for i in QUESTION_INTENTS)}
+    return merged | {i: guess.probability(i) for i in ("report", "comment", "decision_summary",
+                                                       "chit_chat")}  # fmt: skip
+
+
+def _by_intent(
+    text: str, guess: IntentGuess, *, has_image: bool, has_incident: bool, ticket: bool
+) -> TurnDecision:
+    probabilities = turn_probabilities(guess)
+    top = max(probabilities, key=lambda name: probabilities[name])
+    if top == "decision_summary" and has_incident:
         return TurnDecision(ASK_SUMMARY, reason="asks for the decisions")
-    if has_incident and _SUMMARY_RE.search(text) and not find_incident_ids(text):
-        return TurnDecision(ASK_SUMMARY, reason="asks for a summary")
-    if has_incident and _COMMENT_RE.search(text) and not _DECLINE_RE.search(text):
+    if top == "comment" and has_incident:
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
-    return _classify_report(text, has_image=has_image, ticket=ticket, anyway=anyway)
+    if top == "chit_chat":
+        return TurnDecision(CHIT_CHAT, reason="a greeting or thanks")
+    if top == "report" and probabilities["report"] >= REPORT_SURE:
+        return TurnDecision(NEW_INCIDENT, False, ticket, False, "reports an incident")
+    if top == "report" and _ONGOING_RE.search(text):
+        return TurnDecision(NEW_INCIDENT, False, ticket, False, "describes something ongoing")
+    if has_image and not is_question(text):
+        return TurnDecision(NEW_INCIDENT, False, ticket, False, "attaches a screenshot")
+    return TurnDecision(QUERY_PAST, reason=f"asks about past incidents ({guess.describe(2)})")
 
 
 def _looks_like_a_report(text: str) -> bool:
     return bool(_EXPLICIT_REPORT_RE.search(text) or _ONGOING_RE.search(text))
-
-
-def _classify_report(text: str, *, has_image: bool, ticket: bool, anyway: bool) -> TurnDecision:
-    names_an_incident = bool(find_incident_ids(text))  # "open INC-..." looks one up
-    if not names_an_incident and (_EXPLICIT_REPORT_RE.search(text) or ticket):
-        return TurnDecision(NEW_INCIDENT, False, ticket, anyway, "reports an incident")
-    if asks_about_the_past(text):
-        return TurnDecision(QUERY_PAST, reason="asks about past incidents")
-    if _ONGOING_RE.search(text):
-        return TurnDecision(NEW_INCIDENT, False, ticket, anyway, "describes something ongoing")
-    if has_image:
-        return TurnDecision(NEW_INCIDENT, False, ticket, anyway, "attaches a screenshot")
-    return TurnDecision(QUERY_PAST, reason="no report wording")
 
 
 # --- normalising the description --------------------------------------------------

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from copilot.chat_models.offline.reading import ToolOutcome, parse_records
-from copilot.chat_models.offline.router import ConversationState, Remembered
+from copilot.chat_models.offline.state import ConversationState, Remembered
 from copilot.chat_models.offline.writing import write_answer
 from incidents.rendering import incident_text, incidents_text
 

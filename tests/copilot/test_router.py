@@ -9,8 +9,8 @@ from copilot.chat_models.offline.router import (
     Remembered,
     plan,
     route,
-    superlative,
 )
+from copilot.chat_models.offline.follow_ups import superlative
 from incidents import query_parsing as qp
 
 CATALOG = [

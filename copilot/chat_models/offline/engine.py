@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
 from collections.abc import Iterator
 from itertools import count
@@ -30,6 +31,9 @@ from copilot.chat_models.offline.reading import conversation_state, last_user_in
 from copilot.chat_models.offline.writing import write_answer
 from incidents import selectors as incident_selectors
 from incidents.models import DatasetVersion
+from knowledge import selectors as knowledge_selectors
+
+logger = logging.getLogger(__name__)
 
 _CHAT_ONLY_RE = re.compile(
     r"^\s*(?:thanks?(?:\s+you)?|thank\s+you|hi|hello|hey|ok(?:ay)?|great|cool|nice|bye)\b[\s!.]*$",
@@ -50,10 +54,15 @@ class OfflineChatModel:
     is_offline = True
 
     def __init__(
-        self, *, today: dt.date | None = None, incident_version: DatasetVersion | None = None
+        self,
+        *,
+        today: dt.date | None = None,
+        incident_version: DatasetVersion | None = None,
+        knowledge_version: DatasetVersion | None = None,
     ) -> None:
         self.today = today
         self.incident_version = incident_version
+        self.knowledge_version = knowledge_version
 
     def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> Iterator[ModelEvent]:
         """Tool calls when the question has no results yet, else the written answer."""
@@ -61,8 +70,10 @@ class OfflineChatModel:
         question = messages[start]["content"] or ""
         outcomes = turn_outcomes(messages, start)
         if tools and not outcomes and not _CHAT_ONLY_RE.match(question):
-            yield from self._tool_calls(question, messages)
-            return
+            routes = self.understand(question, messages).routes
+            if routes:
+                yield from _tool_calls(routes)
+                return
         answer = write_answer(question, outcomes, conversation_state(messages))
         for piece in _PIECE_RE.findall(answer):
             yield TextDelta(piece)
@@ -70,16 +81,33 @@ class OfflineChatModel:
         yield Usage(prompt_chars // CHARS_PER_TOKEN, len(answer) // CHARS_PER_TOKEN)
         yield End("stop")
 
-    def _tool_calls(self, question: str, messages: list[ChatMessage]) -> Iterator[ModelEvent]:
-        routes = router.plan(
+    def understand(self, question: str, messages: list[ChatMessage]) -> router.Understanding:
+        understood = router.understand(
             question,
             state=conversation_state(messages),
             catalog=incident_selectors.application_catalog(self.incident_version),
             today=self.today or timezone.localdate(),
+            probe=self.probe,
         )
-        for route in routes:
-            yield ToolCallRequest(f"offline-{next(_call_numbers)}", route.tool, _json(route))
-        yield End("tool_calls")
+        logger.debug("offline engine: %s", understood.explain())
+        return understood
+
+    def probe(self, route: router.Route) -> float:
+        """Evidence for the router: how close the nearest match of a search is."""
+        query = str(route.arguments.get("query", ""))
+        if route.tool == "search_knowledge":
+            return knowledge_selectors.knowledge_best_similarity(
+                query=query, version=self.knowledge_version
+            )
+        return incident_selectors.incident_best_similarity(
+            query=query, version=self.incident_version
+        )
+
+
+def _tool_calls(routes: tuple[router.Route, ...]) -> Iterator[ModelEvent]:
+    for route in routes:
+        yield ToolCallRequest(f"offline-{next(_call_numbers)}", route.tool, _json(route))
+    yield End("tool_calls")
 
 
 def _json(route: router.Route) -> str:

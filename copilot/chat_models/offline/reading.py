@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from copilot.chat_models.base import ChatMessage
-from copilot.chat_models.offline.router import ConversationState, Remembered
+from copilot.chat_models.offline.state import ConversationState, Remembered
 from incidents.rendering import BODY_HEADING as BODY_MARKER
 
 BLOCK_SEPARATOR = "\n\n---\n\n"

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from django.utils import timezone
 
 from copilot.chat_models.offline import router
+from copilot.chat_models.offline.follow_ups import superlative
 from copilot.chat_models.offline.reading import Record, ToolOutcome
-from copilot.chat_models.offline.router import ConversationState
+from copilot.chat_models.offline.state import ConversationState
 from incidents import query_parsing as qp
 
 MAX_LISTED = 25
@@ -248,7 +249,7 @@ def _superlative_answer(
     records = _incident_records(outcomes)
     if not records:
         return "I could not re-read those incidents."
-    match = router.superlative(question)
+    match = superlative(question)
     word, measure = match if match else ("broadest", "breadth")
     best, reason = _MEASURES[measure](word, records)
     others = [r for r in records if r is not best]
@@ -265,7 +266,7 @@ def _by_breadth(word: str, records: list[Record]) -> tuple[Record, str]:
     return best, _best_sentence("impact affected customers services widespread", best)
 
 
-_DURATION_RE = re.compile(
+_DURATION_VALUE_RE = re.compile(
     r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>minutes?|mins?|hours?|hrs?|days?)\b", re.IGNORECASE
 )
 _UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440}
@@ -275,7 +276,7 @@ def _longest_duration(record: Record) -> float:
     """The longest duration written in the record, in minutes (0 if none)."""
     found = [
         float(m.group("n")) * _UNIT_MINUTES[m.group("unit")[0].lower()]
-        for m in _DURATION_RE.finditer(record.text)
+        for m in _DURATION_VALUE_RE.finditer(record.text)
     ]
     return max(found, default=0.0)
 

@@ -26,6 +26,12 @@ class Command(BaseCommand):
             "active datasets) and report whether the answer cites the golden answer's ids",
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="also print, per question, the intent, its confidence, the alternatives "
+            "considered and the tools chosen",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["golden"]:
@@ -47,7 +53,13 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
+        if options["explain"]:
+            self.write_explanations(report)
         self.write_table(report)
+
+    def write_explanations(self, report: dict[str, Any]) -> None:
+        for qid, explanation in report["explanations"].items():
+            self.stdout.write(f"  {qid:<10} {explanation}")
 
     def write_table(self, report: dict[str, Any]) -> None:
         """1. per kind; 2. overall goals."""

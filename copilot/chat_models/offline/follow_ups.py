@@ -1,0 +1,221 @@
+"""Follow-ups: questions about what the last turns found.
+
+The intent model says *that* a question follows up; these say *how* it
+refers back: to one record (by ordinal, by name, else the first), to all of
+them ("which of those…", "which lasted longest?"), to later or similar
+incidents, or to documents about the same topic. Detail questions re-read
+the record with `lookup_incident_by_id` and are answered extractively.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from copilot.chat_models.offline.routes import (
+    DEFAULT_LIMITS,
+    LISTING_LIMIT,
+    Route,
+    document_type,
+)
+from copilot.chat_models.offline.state import ConversationState, Remembered
+from incidents import query_parsing as qp
+
+SELECT_MANY_LIMIT = LISTING_LIMIT
+_REFERENCE_RE = re.compile(
+    r"\b(?:it|its|they|them|those|these|the\s+same|same|again|afterwards|later|"
+    r"this(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
+    r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
+    r"the\s+[\w.-]+(?:\s+[\w.-]+)?\s+one|"
+    r"which\s+one|one\s+of\s+(?:them|those))\b",
+    re.IGNORECASE,
+)
+_FIELD_RE = re.compile(
+    r"\b(?:mitigat\w*|fix(?:ed)?|resolv\w*|root\s+cause|caused?|why|accountable|responsible|"
+    r"who|owner|how\s+long|duration|impact\w*|data|lost|repeat\w*|recover\w*)\b",
+    re.IGNORECASE,
+)
+_RECURRENCE_RE = re.compile(
+    r"\b(?:again|later|recur\w*|since\s+then|after\s+that)\b", re.IGNORECASE
+)
+_SIMILAR_RE = re.compile(
+    r"\b(?:more\s+like\s+(?:this|that|it|these|those)|similar\s+(?:ones|incidents|outages)|"
+    r"(?:other|any)\s+(?:incidents|outages|ones)\s+like)\b",
+    re.IGNORECASE,
+)
+_SELECT_MANY_RE = re.compile(
+    r"\b(?:which\s+of\s+(?:those|them|these)|any\s+of\s+(?:those|them|these)|"
+    r"which\s+ones|were\s+any|are\s+any|did\s+any)\b",
+    re.IGNORECASE,
+)
+SUPERLATIVES = {
+    "longest": "duration", "shortest": "duration", "latest": "date", "newest": "date",
+    "most recent": "date", "oldest": "date", "earliest": "date", "broadest": "breadth",
+    "biggest": "breadth", "largest": "breadth", "widest": "breadth", "worst": "breadth",
+    "most": "breadth", "greatest": "breadth",
+}  # fmt: skip
+_SUPERLATIVE_RE = re.compile(
+    r"\b(?:which|what)\b.*?\b(?P<word>"
+    + "|".join(sorted(SUPERLATIVES, key=len, reverse=True)).replace(" ", r"\s+")
+    + r")\b",
+    re.IGNORECASE,
+)
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1}
+_ORDINALS.update({"1st": 0, "2nd": 1, "3rd": 2, "4th": 3, "5th": 4})
+_ORDINAL_RE = re.compile(
+    r"\b(?:the\s+(?P<n>first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th)\b|"
+    r"(?P<m>first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th)\s+(?:one|incident|outage)\b)"
+    r"|(?:#|\bno\.?\s*|\bnumber\s+)(?P<d>[1-5])\b",
+    re.IGNORECASE,
+)
+_NAME_RE = re.compile(r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+)?)\s+(?:one|incident|outage)\b", re.I)
+_MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
+_DOCUMENT_RE = re.compile(
+    r"\b(?:runbooks?|playbooks?|docs?|documents?|documentation|known\s+issues?|write-?ups?|"
+    r"procedures?|checklists?|guides?|architecture)\b",
+    re.IGNORECASE,
+)
+
+
+def superlative(question: str) -> tuple[str, str] | None:
+    """ "Which one lasted longest?" → ("longest", "duration")."""
+    match = _SUPERLATIVE_RE.search(question)
+    if match is None:
+        return None
+    word = " ".join(match.group("word").split())
+    return word, SUPERLATIVES[word.lower()]
+
+
+def _lookup(item: Remembered, reason: str) -> Route:
+    return Route("lookup_incident_by_id", {"incident_id": item.incident_id}, reason)
+
+
+def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Documents about what the conversation is on: the question's topic plus the incident."""
+    arguments: dict[str, Any] = {"query": state.topic, "limit": DEFAULT_LIMITS["search_knowledge"]}
+    doc_type = document_type(question)
+    if doc_type:
+        arguments["type_filter"] = doc_type
+    return [Route("search_knowledge", arguments, "knowledge follow-up")]
+
+
+def _recurrence_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Later incidents like the one in focus: its title, from its month on."""
+    item = state.focus[0]
+    query = item.title
+    if item.occurred_at[:7].count("-") == 1:
+        year, month = item.occurred_at[:7].split("-")
+        query += f" since {_MONTH_NAMES[int(month) - 1]} {year}"
+    limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
+    return [Route("search_similar_incidents", {"query": query, "limit": limit}, "recurrence")]
+
+
+def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """More incidents like the one in focus, from any time."""
+    limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
+    query = state.focus[0].title
+    return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
+
+
+def _select_many_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Re-read each remembered incident; the answer keeps those that fit."""
+    return [_lookup(item, "which of those") for item in state.focus[:SELECT_MANY_LIMIT]]
+
+
+def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """The item pointed at; a name none of them carries is searched for instead."""
+    item = selected_item(question, state.focus)
+    if item is not None:
+        return [_lookup(item, "follow-up")]
+    # The name plus the application under discussion; the earlier question's
+    # own filters (a category, a window) could hide the named incident.
+    application = re.sub(r"\s*\(.*?\)", "", state.focus[0].application)
+    query = f"{named_item(question)} {application}".strip()
+    limit = DEFAULT_LIMITS["search_similar_incidents"]
+    return [Route("search_similar_incidents", {"query": query, "limit": limit}, "named")]
+
+
+def named_item(question: str) -> str:
+    """ "the Mandrill one" → "Mandrill"; "" when no item is named."""
+    named = _NAME_RE.search(question)
+    if named is None or named.group("name").lower() in _ORDINALS:
+        return ""
+    return named.group("name")
+
+
+def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered | None:
+    """The item a follow-up points at: by ordinal, by name (None if no item has
+    it), else the first."""
+    ordinal = _ORDINAL_RE.search(question)
+    if ordinal:
+        digit = ordinal.group("d")
+        index = (
+            int(digit) - 1
+            if digit
+            else _ORDINALS[(ordinal.group("n") or ordinal.group("m")).lower()]
+        )
+        if -len(focus) <= index < len(focus):
+            return focus[index]
+    name = named_item(question).lower()
+    if not name:
+        return focus[0]
+    for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
+        found = [item for item in focus if name in fields(item).lower()]
+        if found:
+            return found[0]
+    return None
+
+
+_FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
+    "knowledge": _knowledge_follow_up,
+    "similar": _similar_follow_up,
+    "recurrence": _recurrence_follow_up,
+    "superlative": _select_many_follow_up,
+    "select_many": _select_many_follow_up,
+    "one": _one_follow_up,
+}
+
+
+def follow_up_kind(question: str, state: ConversationState, *, about_documents: bool) -> str:
+    """How a follow-up refers back: knowledge | similar | recurrence | superlative |
+    select_many | one."""
+    if about_documents or _DOCUMENT_RE.search(question):
+        return "knowledge"
+    if _SIMILAR_RE.search(question):
+        return "similar"
+    if _RECURRENCE_RE.search(question):
+        return "recurrence"
+    if _SUPERLATIVE_RE.search(question):
+        return "superlative"
+    if _SELECT_MANY_RE.search(question):
+        return "select_many"
+    return "one"
+
+
+def has_reference(question: str) -> bool:
+    """Points back at something ("it", "those", "the second one", "the Mandrill one")."""
+    return bool(_REFERENCE_RE.search(question) or _ORDINAL_RE.search(question))
+
+
+_POINTER_RE = re.compile(
+    r"\b(?:(?:for|about|on|of|like|with|behind|from)\s+(?:that|this|it|those|these)\s*(?:one\s*)?[?.!]*$"
+    r"|(?:that|this)\s+one\b|(?:any|which|some|all|none|each|either)\s+of\s+(?:those|them|these)\b"
+    r"|which\s+ones?\b)",
+    re.IGNORECASE,
+)
+
+
+def points_back(question: str) -> bool:
+    """An unmistakable pointer at earlier results: an ordinal, "the Mandrill one",
+    "which of those", "a runbook for that?"."""
+    return bool(
+        _ORDINAL_RE.search(question)
+        or _POINTER_RE.search(question)
+        or (named_item(question) and _NAME_RE.search(question))
+        or _SUPERLATIVE_RE.search(question)
+    )
+
+
+def follow_up_routes(kind: str, question: str, state: ConversationState) -> list[Route]:
+    return _FOLLOW_UPS[kind](question, state)

@@ -1,0 +1,44 @@
+"""A route: one tool call the engine decides on, with the reason it was chosen."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_LIMITS = {
+    "search_similar_incidents": 5,
+    "get_incidents_by_application": 5,
+    "get_recent_incidents": 10,
+    "search_knowledge": 10,
+}
+LISTING_LIMIT = 25  # "all", "every", "list": people want the whole set
+_LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each|show\s+me|everything)\b", re.IGNORECASE)
+_DOCUMENT_TYPES = (
+    (re.compile(r"\bknown[- ]issues?\b", re.IGNORECASE), "known_issue"),
+    (re.compile(r"\b(?:runbooks?|playbooks?)\b", re.IGNORECASE), "runbook"),
+    (
+        re.compile(
+            r"\b(?:post-?mortems?|(?:incident\s+)?reviews?\s+docs?|incident\s+reviews?)\b",
+            re.IGNORECASE,
+        ),
+        "postmortem",
+    ),
+    (re.compile(r"\barchitecture\b", re.IGNORECASE), "architecture"),
+)
+
+
+@dataclass(frozen=True)
+class Route:
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+
+
+def limit_for(question: str, tool: str) -> int:
+    return LISTING_LIMIT if _LIST_ALL_RE.search(question) else DEFAULT_LIMITS[tool]
+
+
+def document_type(question: str) -> str | None:
+    """The document type a question names ("the runbook", "known issues"), if any."""
+    return next((kind for pattern, kind in _DOCUMENT_TYPES if pattern.search(question)), None)
