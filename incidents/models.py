@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
@@ -10,6 +12,10 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Cast
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
 
 EMBEDDING_DIMENSIONS = 384
 # Full-text configuration for every tsvector and tsquery in the project.
@@ -83,6 +89,15 @@ class DatasetVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dataset.name} {self.label} ({self.status})"
+
+    def is_visible_to(self, user: AbstractBaseUser | AnonymousUser) -> bool:
+        """Staff may preview any version; others only one that was published.
+
+        A version never activated holds staged rows nobody has signed off on,
+        so the pages hide it as the API does. An archived version was once
+        published, and answers written then still link to its incidents.
+        """
+        return bool(getattr(user, "is_staff", False)) or self.activated_at is not None
 
 
 class ImportJob(models.Model):
