@@ -22,6 +22,7 @@ from incidents.parsing import date_from_incident_id, normalize_incident_id
 FORMATS = ("jsonl", "json", "csv")
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 MAX_ID_LENGTH = 64
+_SPACE = re.compile(r"\s*")
 
 
 class ImportFileError(Exception):
@@ -105,14 +106,20 @@ def _jsonl_rows(text: str) -> Iterator[SourceRow]:
 
 
 def _json_array_rows(text: str) -> Iterator[SourceRow]:
-    """Walk a JSON array element by element so each row keeps its line number."""
+    """Walk a JSON array element by element so each row keeps its line number.
+
+    Lines are counted from the previous element, not from the top of the file
+    each time, so reading stays linear in the file's size.
+    """
     decoder = json.JSONDecoder()
     position = _skip_space(text, 0)
     if not text.startswith("[", position):
         raise ImportFileError("a .json file must hold an array of objects")
     position = _skip_space(text, position + 1)
+    line, counted_to = 1, 0
     while position < len(text) and text[position] != "]":
-        line = text.count("\n", 0, position) + 1
+        line += text.count("\n", counted_to, position)
+        counted_to = position
         try:
             value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
@@ -124,9 +131,8 @@ def _json_array_rows(text: str) -> Iterator[SourceRow]:
 
 
 def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position].isspace():
-        position += 1
-    return position
+    match = _SPACE.match(text, position)
+    return match.end() if match else position
 
 
 def _csv_rows(text: str) -> Iterator[SourceRow]:
