@@ -54,6 +54,9 @@ class DatasetVersion(models.Model):
         READY = "ready", "Ready"
         ACTIVE = "active", "Active"
         ARCHIVED = "archived", "Archived"
+        # An import stopped half-way (not a bad row: those leave it ready). Never
+        # activated; importing the file again resumes it, as rows are upserted.
+        FAILED = "failed", "Failed (import stopped)"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
     label = models.CharField(max_length=100)
@@ -107,6 +110,7 @@ class ImportJob(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Partially imported"  # the good rows; `errors` lists the rest
         FAILED = "failed", "Failed"
 
     version = models.ForeignKey(

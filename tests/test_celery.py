@@ -55,7 +55,7 @@ def wait_for_job(job_id: int) -> ImportJob:
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
         job = ImportJob.objects.get(pk=job_id)
-        if job.status in {ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED}:
+        if job.status not in {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}:
             return job
         time.sleep(0.2)
     raise AssertionError(f"job {job_id} still {job.status} after {WAIT_SECONDS}s")
@@ -74,5 +74,26 @@ def test_a_real_worker_imports_an_upload_and_activates_it(worker_queue: str) -> 
         assert (job.status, job.created, job.rows_done, job.rows_total) == ("succeeded", 3, 3, 3)
         assert job.version.status == "active"
         assert job.version.incident_chunks.count() == 6  # summary + one body window each
+    finally:
+        job.file.delete(save=False)
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_imports_the_good_rows_around_hostile_ones(worker_queue: str) -> None:
+    lines = [
+        json.dumps(incident_row("INC-2025-03-01-001")),
+        '{"incident_id": "INC-2025-03-02-001", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"incident_id": "INC-2025-03-03-001", "n": ' + "9" * 100_000 + "}",
+        json.dumps(incident_row("INC-2025-03-04-001", note="a\x00b")),
+        json.dumps(incident_row("INC-2025-03-05-001")),
+    ]
+    upload = SimpleUploadedFile("hostile.jsonl", "\n".join(lines).encode())
+    job = import_job_create(dataset=DatasetFactory(), label="hostile", uploaded_file=upload)
+    try:
+        job = wait_for_job(job.pk)
+        assert (job.status, job.created, job.rows_failed) == ("partial", 2, 3)
+        assert [error["line"] for error in job.errors] == [2, 3, 4]
+        assert job.version.status == "ready"
     finally:
         job.file.delete(save=False)
