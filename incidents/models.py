@@ -123,6 +123,8 @@ class ImportJob(models.Model):
     rows_total = models.PositiveIntegerField(default=0)
     rows_done = models.PositiveIntegerField(default=0)
     rows_failed = models.PositiveIntegerField(default=0)
+    # Runs started: more than one means a worker died mid-job and the job was redelivered.
+    attempts = models.PositiveIntegerField(default=0)
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)

@@ -513,6 +513,8 @@ def incident_import_file(
 
 # --- import jobs (admin and API uploads, run by Celery) --------------------------
 
+IMPORT_JOB_MAX_ATTEMPTS = 3  # runs a job gets when its worker keeps dying under it
+
 
 def import_job_create(
     *,
@@ -541,9 +543,16 @@ def import_job_create(
 
 
 def import_job_run_now(*, job: ImportJob) -> ImportJob:
-    """Run a queued job in this process, recording progress on the row."""
+    """Run a queued (or interrupted) job in this process, recording progress on the row."""
+    if job.attempts >= IMPORT_JOB_MAX_ATTEMPTS:
+        return _import_job_finish(
+            job,
+            ImportJob.Status.FAILED,
+            f"the worker stopped {job.attempts} times while running this import; giving up",
+        )
     job.status = ImportJob.Status.RUNNING
-    job.save(update_fields=["status"])
+    job.attempts += 1
+    job.save(update_fields=["status", "attempts"])
 
     def progress(done: int, total: int, failed: int) -> None:
         ImportJob.objects.filter(pk=job.pk).update(
