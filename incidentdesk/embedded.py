@@ -206,8 +206,12 @@ def start_redis() -> bool:
             "--unixsocket", str(redis_socket()),
             "--unixsocketperm", "700",
             "--daemonize", "no",
+            # Celery's queue lives here: an append-only file (fsync'd every second) keeps
+            # queued jobs across a restart or a kill; no RDB snapshots besides it.
             "--save", "",
-            "--appendonly", "no",
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--appendfilename", "redis.aof",
             "--dir", str(var_dir()),
             "--logfile", str(var_dir() / "redis.log"),
         ],

@@ -138,7 +138,8 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
     list_select_related = ["version__dataset"]
     readonly_fields = [
         "version", "status", "rows_done", "rows_total", "rows_failed", "created",
-        "updated", "unchanged", "message", "errors", "created_by", "created_at", "finished_at",
+        "updated", "unchanged", "message", "errors", "attempts", "created_by", "created_at",
+        "finished_at",
     ]  # fmt: skip
 
     def get_form(

@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,13 @@ from incidents.parsing import date_from_incident_id, normalize_incident_id
 FORMATS = ("jsonl", "json", "csv")
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 MAX_ID_LENGTH = 64
+# Deeper extra columns are refused: PostgreSQL's jsonb and Python's own parser both
+# recurse per level, and no export nests anywhere near this deep.
+MAX_EXTRA_DEPTH = 64
+# What PostgreSQL cannot store in text or jsonb: NUL, and lone UTF-16 surrogates
+# (json.loads accepts "\ud800", UTF-8 has no encoding for it).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_SPACE = re.compile(r"\s*")
 
 
 class ImportFileError(Exception):
@@ -100,23 +109,44 @@ def _jsonl_rows(text: str) -> Iterator[SourceRow]:
             continue
         try:
             yield SourceRow(number, json.loads(line))
-        except json.JSONDecodeError as exc:
-            yield SourceRow(number, _InvalidJson(f"invalid JSON: {exc.msg} at column {exc.colno}"))
+        except (RecursionError, ValueError) as exc:  # ValueError includes JSONDecodeError
+            yield SourceRow(number, _InvalidJson(_unreadable(exc)))
+
+
+def _unreadable(exc: Exception) -> str:
+    """Why a JSON value could not be read, for the row's error."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg} at column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "invalid JSON: nested too deeply to read"
+    if "digits" in str(exc):  # int(): sys.set_int_max_str_digits' limit
+        return f"invalid JSON: a number longer than {sys.get_int_max_str_digits()} digits"
+    return f"invalid JSON: {exc}"
 
 
 def _json_array_rows(text: str) -> Iterator[SourceRow]:
-    """Walk a JSON array element by element so each row keeps its line number."""
+    """Walk a JSON array element by element so each row keeps its line number.
+
+    Lines are counted from the previous element, not from the top of the file
+    each time, so reading stays linear in the file's size. An element that is
+    valid JSON but cannot be read (nested too deep, a number too long) is that
+    row's error; a syntax error ends the file, as nothing after it can be trusted.
+    """
     decoder = json.JSONDecoder()
     position = _skip_space(text, 0)
     if not text.startswith("[", position):
         raise ImportFileError("a .json file must hold an array of objects")
     position = _skip_space(text, position + 1)
+    line, counted_to = 1, 0
     while position < len(text) and text[position] != "]":
-        line = text.count("\n", 0, position) + 1
+        line += text.count("\n", counted_to, position)
+        counted_to = position
         try:
             value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             raise ImportFileError(f"invalid JSON on line {exc.lineno}: {exc.msg}") from exc
+        except (RecursionError, ValueError) as exc:
+            value, position = _InvalidJson(_unreadable(exc)), _value_end(text, position)
         yield SourceRow(line, value)
         position = _skip_space(text, position)
         if text.startswith(",", position):
@@ -124,23 +154,59 @@ def _json_array_rows(text: str) -> Iterator[SourceRow]:
 
 
 def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position].isspace():
-        position += 1
-    return position
+    match = _SPACE.match(text, position)
+    return match.end() if match else position
+
+
+# A string (escapes included), or one bracket: enough to find where a value ends.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_SCALAR_END = re.compile(r"[\s,\]]")
+
+
+def _value_end(text: str, position: int) -> int:
+    """Where the JSON value at `position` ends, without parsing it (no recursion)."""
+    if text[position] not in "[{":
+        end = _SCALAR_END.search(text, position)
+        return end.start() if end else len(text)
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text, position):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+        elif token in ("]", "}"):
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    raise ImportFileError("invalid JSON: the array is not closed")
 
 
 def _csv_rows(text: str) -> Iterator[SourceRow]:
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    """Rows with the line each starts on; a row the csv module refuses is that row's error."""
+    started: list[int] = []  # numbers of the non-blank lines read for the current record
+
+    def lines() -> Iterator[str]:
+        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+            if line.strip():
+                started.append(number)
+            yield line
+
+    reader = csv.DictReader(lines())
     if not reader.fieldnames:
         raise ImportFileError("the CSV file has no header row")
-    line = reader.line_num + 1
-    for record in reader:
+    while True:
+        started.clear()
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a cell over csv.field_size_limit(): that row only
+            yield SourceRow(started[0] if started else 0, _InvalidJson(f"invalid CSV: {exc}"))
+            continue
         extra_cells = record.pop(None, None)
         if extra_cells:
-            yield SourceRow(line, _InvalidJson(f"{len(extra_cells)} more cells than headers"))
+            yield SourceRow(started[0], _InvalidJson(f"{len(extra_cells)} more cells than headers"))
         else:
-            yield SourceRow(line, record)
-        line = reader.line_num + 1
+            yield SourceRow(started[0], record)
 
 
 @dataclass(frozen=True)
@@ -172,11 +238,19 @@ def as_text(value: Any, *, max_length: int | None = None) -> str:
     if not isinstance(value, str):
         raise FieldError(f"expected text, got {_type_name(value)}")
     text = value.strip()
-    if "\x00" in text:
-        raise FieldError("contains a NUL character, which PostgreSQL cannot store")
+    _check_storable(text)
     if max_length and len(text) > max_length:
         raise FieldError(f"longer than {max_length} characters ({len(text)})")
     return text
+
+
+def _check_storable(text: str) -> None:
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return
+    if found.group() == "\x00":
+        raise FieldError("contains a NUL character, which PostgreSQL cannot store")
+    raise FieldError("contains a lone UTF-16 surrogate, which is not valid Unicode")
 
 
 def as_bool(value: Any) -> bool:
@@ -214,13 +288,13 @@ def as_string_list(value: Any) -> list[str]:
         if text.startswith("["):
             try:
                 value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise FieldError(f"not a valid JSON list: {exc.msg}") from exc
+            except (RecursionError, ValueError) as exc:
+                raise FieldError(f"not a valid JSON list: {_unreadable(exc)}") from exc
         else:
             return [part.strip() for part in re.split(r"[;,]", text) if part.strip()]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise FieldError(f"expected a list of strings, got {_type_name(value)}")
-    return [item.strip() for item in value if item.strip()]
+    return [as_text(item) for item in value if item.strip()]
 
 
 def as_url(value: Any) -> str:
@@ -275,6 +349,42 @@ def validate_fields(
     return fields, errors
 
 
+def check_extra(extra: dict[str, Any], line: int) -> list[RowError]:
+    """Columns kept in `extra` must fit jsonb: storable text, finite numbers, bounded depth."""
+    errors = []
+    for name, value in extra.items():
+        try:
+            _check_storable(name)
+            _check_json_value(value)
+        except FieldError as exc:
+            errors.append(RowError(line, printable(name), str(exc)))
+    return errors
+
+
+def _check_json_value(value: Any) -> None:
+    """Walk the value with a stack, not recursion: it may be nested on purpose."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_EXTRA_DEPTH:
+            raise FieldError(f"nested more than {MAX_EXTRA_DEPTH} levels deep")
+        if isinstance(item, str):
+            _check_storable(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise FieldError(f"{item} is not a number JSON can store")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                _check_storable(str(key))
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+
+
+def printable(text: str) -> str:
+    """Text safe to show and to store in a job's errors (jsonb), escaped if it is not."""
+    return text if _UNSTORABLE.search(text) is None else repr(text)[1:-1]
+
+
 def check_object(row: SourceRow) -> dict[str, Any]:
     if isinstance(row.data, _InvalidJson):
         raise FieldError(row.data.reason)
@@ -298,4 +408,7 @@ def parse_incident(row: SourceRow) -> tuple[ParsedRow | None, list[RowError]]:
         return None, errors
     fields["occurred_at"] = fields["occurred_at"] or date_from_incident_id(key)
     extra = {k: v for k, v in data.items() if k not in INCIDENT_FIELDS and k != "incident_id"}
+    errors = check_extra(extra, row.line)
+    if errors:
+        return None, errors
     return ParsedRow(row.line, key, fields, extra), []

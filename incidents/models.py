@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
@@ -10,6 +12,10 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Cast
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
 
 EMBEDDING_DIMENSIONS = 384
 # Full-text configuration for every tsvector and tsquery in the project.
@@ -48,6 +54,9 @@ class DatasetVersion(models.Model):
         READY = "ready", "Ready"
         ACTIVE = "active", "Active"
         ARCHIVED = "archived", "Archived"
+        # An import stopped half-way (not a bad row: those leave it ready). Never
+        # activated; importing the file again resumes it, as rows are upserted.
+        FAILED = "failed", "Failed (import stopped)"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
     label = models.CharField(max_length=100)
@@ -84,6 +93,15 @@ class DatasetVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.dataset.name} {self.label} ({self.status})"
 
+    def is_visible_to(self, user: AbstractBaseUser | AnonymousUser) -> bool:
+        """Staff may preview any version; others only one that was published.
+
+        A version never activated holds staged rows nobody has signed off on,
+        so the pages hide it as the API does. An archived version was once
+        published, and answers written then still link to its incidents.
+        """
+        return bool(getattr(user, "is_staff", False)) or self.activated_at is not None
+
 
 class ImportJob(models.Model):
     """A file being imported into a version, with progress the admin shows."""
@@ -92,6 +110,7 @@ class ImportJob(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Partially imported"  # the good rows; `errors` lists the rest
         FAILED = "failed", "Failed"
 
     version = models.ForeignKey(
@@ -104,6 +123,8 @@ class ImportJob(models.Model):
     rows_total = models.PositiveIntegerField(default=0)
     rows_done = models.PositiveIntegerField(default=0)
     rows_failed = models.PositiveIntegerField(default=0)
+    # Runs started: more than one means a worker died mid-job and the job was redelivered.
+    attempts = models.PositiveIntegerField(default=0)
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)

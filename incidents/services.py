@@ -22,14 +22,21 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection, models, transaction
+from django.db import (
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    models,
+    transaction,
+)
 from django.utils import timezone
 from django.utils.text import slugify
 
 from incidentdesk.embeddings import embed_texts, get_embedder
 from incidentdesk.errors import ConflictError, IncidentDeskError, ValidationError
 from incidents import importers
-from incidents.importers import ParsedRow, RowError, SourceRow
+from incidents.importers import ParsedRow, RowError, SourceRow, printable
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, IncidentChunk
 from incidents.parsing import incident_chunk_texts, normalize_incident_id
 from incidents.selectors import dataset_version_previous, forget_active_versions
@@ -38,6 +45,10 @@ logger = logging.getLogger(__name__)
 
 BATCH_ROWS = 64
 ProgressCallback = Callable[[int, int, int], None]
+# Versions an import has not finished (still running, or stopped by an error): never active.
+UNFINISHED = {DatasetVersion.Status.BUILDING, DatasetVersion.Status.FAILED}
+# The database itself is gone: no row is to blame, the import stops.
+CONNECTION_ERRORS = (OperationalError, InterfaceError)
 
 
 # --- datasets and versions ----------------------------------------------------
@@ -87,9 +98,10 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
     versions = DatasetVersion.objects.select_for_update().filter(dataset_id=version.dataset_id)
     current = {v.pk: v for v in versions}
     target = current[version.pk]
-    if target.status == DatasetVersion.Status.BUILDING:
+    if target.status in UNFINISHED:
+        why = "is still building" if target.status == "building" else "had its import stopped"
         raise ConflictError(
-            f"version {target.label} is still building and cannot be activated",
+            f"version {target.label} {why} and cannot be activated",
             {"version": target.pk, "status": target.status},
         )
     if target.status == DatasetVersion.Status.ACTIVE:
@@ -110,8 +122,9 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
 
 def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
     """Take a version out of search (an active one leaves the dataset with none)."""
-    if version.status == DatasetVersion.Status.BUILDING:
-        raise ConflictError(f"version {version.label} is still building")
+    if version.status in UNFINISHED:
+        # Archived versions can be re-activated (rollback): an unfinished one must not be.
+        raise ConflictError(f"version {version.label} is {version.status}")
     version.status = DatasetVersion.Status.ARCHIVED
     version.save(update_fields=["status"])
     forget_active_versions()
@@ -187,7 +200,7 @@ def validate_rows(
     valid: dict[str, ParsedRow] = {}
     errors: list[RowError] = []
     for row in rows:
-        parsed, row_errors = spec.parse(row)
+        parsed, row_errors = _parse_row(spec, row)
         errors.extend(row_errors)
         if parsed is None:
             continue
@@ -199,6 +212,20 @@ def validate_rows(
             continue
         valid[parsed.key] = parsed
     return list(valid.values()), errors
+
+
+def _parse_row(spec: ImportSpec, row: SourceRow) -> tuple[ParsedRow | None, list[RowError]]:
+    """spec.parse, where anything a hostile row raises is that row's error, not the import's."""
+    try:
+        return spec.parse(row)
+    except Exception as exc:
+        logger.warning("row on line %s could not be parsed", row.line, exc_info=True)
+        return None, [RowError(row.line, "", f"cannot be read: {_describe(exc)}")]
+
+
+def _describe(exc: BaseException) -> str:
+    first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+    return printable(f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__)
 
 
 def rows_import(
@@ -213,22 +240,36 @@ def rows_import(
     Into an active version the whole import is one transaction, so a crash
     leaves search exactly as it was. Into any other version each batch
     commits (progress is visible) while the version stays `building`, which
-    can never be activated; it becomes `ready` only when the import ends.
+    can never be activated; it becomes `ready` when the import ends, or
+    `failed` (never activated either) when an error stops it half-way.
     """
     started = time.perf_counter()
     parsed, errors = validate_rows(spec, rows)
     result = ImportResult(failed=len({e.line for e in errors}), errors=errors)
     is_active = version.status == DatasetVersion.Status.ACTIVE
     outer: AbstractContextManager[Any] = transaction.atomic() if is_active else nullcontext()
-    with outer:
+    try:
+        with outer:
+            if not is_active:
+                _set_status(version, DatasetVersion.Status.BUILDING)
+            _write_rows(spec, version, parsed, result, on_progress)
+            if not is_active:
+                _set_status(version, DatasetVersion.Status.READY)
+            dataset_version_refresh_counts(version=version)
+    except BaseException:
         if not is_active:
-            _set_status(version, DatasetVersion.Status.BUILDING)
-        _write_rows(spec, version, parsed, result, on_progress)
-        if not is_active:
-            _set_status(version, DatasetVersion.Status.READY)
-        dataset_version_refresh_counts(version=version)
+            _mark_failed(version)
+        raise
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _mark_failed(version: DatasetVersion) -> None:
+    """Best effort: with the database gone the version stays `building` (never active)."""
+    try:
+        _set_status(version, DatasetVersion.Status.FAILED)
+    except DatabaseError:
+        logger.warning("could not mark %s failed", version, exc_info=True)
 
 
 def _set_status(version: DatasetVersion, status: str) -> None:
@@ -259,8 +300,13 @@ def _write_rows(
                 texts, vectors = pending.result() if pending else ([], np.zeros(0))
                 if number + 1 < len(batches):
                     pending = _embed_batch(pool, spec, batches[number + 1])
-                with transaction.atomic():
-                    _write_batch(spec, version, batch, texts, vectors, result)
+                try:
+                    with transaction.atomic():
+                        _write_batch(spec, version, batch, texts, vectors, result)
+                except CONNECTION_ERRORS:
+                    raise
+                except Exception:
+                    _write_singly(spec, version, batch, texts, vectors, result)
                 done += len(batch)
                 if on_progress:
                     on_progress(done, total, result.failed)
@@ -317,9 +363,37 @@ def _write_batch(
             obj.updated_at = timezone.now()  # type: ignore[attr-defined]
         spec.model.objects.bulk_update(old, update_fields)  # type: ignore[attr-defined]
         spec.chunk_model.objects.filter(**{f"{spec.parent_field}__in": old}).delete()  # type: ignore[attr-defined]
+    _write_chunks(spec, version, objects, texts, vectors, result)
+    # Counted last: a batch the database refuses half-way is rolled back and retried singly.
     result.created += len(new)
     result.updated += len(old)
-    _write_chunks(spec, version, objects, texts, vectors, result)
+
+
+def _write_singly(
+    spec: ImportSpec,
+    version: DatasetVersion,
+    batch: Sequence[tuple[ParsedRow, str, int | None]],
+    texts: list[list[str]],
+    vectors: np.ndarray,
+    result: ImportResult,
+) -> None:
+    """A batch the database refused, one row at a time: the row it refuses is that row's error.
+
+    Each row gets its own savepoint, so this works inside an active version's transaction.
+    """
+    ends = np.cumsum([len(row_texts) for row_texts in texts])
+    for index, item in enumerate(batch):
+        start = int(ends[index - 1]) if index else 0
+        try:
+            with transaction.atomic():
+                row_vectors = vectors[start : int(ends[index])]
+                _write_batch(spec, version, [item], [texts[index]], row_vectors, result)
+        except CONNECTION_ERRORS:
+            raise
+        except Exception as exc:
+            logger.warning("row on line %s could not be stored", item[0].line, exc_info=True)
+            result.failed += 1
+            result.errors.append(RowError(item[0].line, "", f"cannot be stored: {_describe(exc)}"))
 
 
 def _write_chunks(
@@ -439,6 +513,8 @@ def incident_import_file(
 
 # --- import jobs (admin and API uploads, run by Celery) --------------------------
 
+IMPORT_JOB_MAX_ATTEMPTS = 3  # runs a job gets when its worker keeps dying under it
+
 
 def import_job_create(
     *,
@@ -467,9 +543,16 @@ def import_job_create(
 
 
 def import_job_run_now(*, job: ImportJob) -> ImportJob:
-    """Run a queued job in this process, recording progress on the row."""
+    """Run a queued (or interrupted) job in this process, recording progress on the row."""
+    if job.attempts >= IMPORT_JOB_MAX_ATTEMPTS:
+        return _import_job_finish(
+            job,
+            ImportJob.Status.FAILED,
+            f"the worker stopped {job.attempts} times while running this import; giving up",
+        )
     job.status = ImportJob.Status.RUNNING
-    job.save(update_fields=["status"])
+    job.attempts += 1
+    job.save(update_fields=["status", "attempts"])
 
     def progress(done: int, total: int, failed: int) -> None:
         ImportJob.objects.filter(pk=job.pk).update(
@@ -480,6 +563,11 @@ def import_job_run_now(*, job: ImportJob) -> ImportJob:
         result = _import_job_rows(job, progress)
     except (importers.ImportFileError, IncidentDeskError) as exc:
         return _import_job_finish(job, ImportJob.Status.FAILED, str(exc))
+    except CONNECTION_ERRORS:
+        raise  # the task's retry (or the start-up sweep) deals with a lost database
+    except Exception as exc:
+        logger.exception("import job %s stopped", job.pk)
+        return _import_job_finish(job, ImportJob.Status.FAILED, f"stopped by {_describe(exc)}")
     job.refresh_from_db()
     job.created, job.updated, job.unchanged = result.created, result.updated, result.unchanged
     job.rows_failed = result.failed
@@ -488,7 +576,8 @@ def import_job_run_now(*, job: ImportJob) -> ImportJob:
     if activate:
         dataset_version_activate(version=job.version)
     message = result.summary() + ("; activated" if activate else "")
-    return _import_job_finish(job, ImportJob.Status.SUCCEEDED, message)
+    status = ImportJob.Status.PARTIAL if result.failed else ImportJob.Status.SUCCEEDED
+    return _import_job_finish(job, status, message)
 
 
 def _import_job_rows(job: ImportJob, progress: ProgressCallback) -> ImportResult:
@@ -586,7 +675,7 @@ def _check_incident_version(version: DatasetVersion) -> None:
         raise ValidationError(
             f"{version} holds knowledge documents, not incidents.", {"version": "not incidents"}
         )
-    if version.status in {DatasetVersion.Status.BUILDING, DatasetVersion.Status.ARCHIVED}:
+    if version.status in {*UNFINISHED, DatasetVersion.Status.ARCHIVED}:
         raise ConflictError(f"{version} is {version.status}; write to a ready or active version.")
 
 

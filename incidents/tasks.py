@@ -5,11 +5,27 @@ from celery import shared_task
 from incidents.models import ImportJob
 from incidents.services import import_job_run_now
 
+UNFINISHED = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
 
-@shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=3)
+
+# acks_late + reject_on_worker_lost: a pool process killed mid-import (kill -9, the
+# OOM killer: Celery's WorkerLostError) puts the message back on the queue instead of
+# dropping it with the job stuck `running`. Re-running is safe: rows are upserted.
+@shared_task(
+    autoretry_for=(ConnectionError,),
+    retry_backoff=True,
+    max_retries=3,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
 def import_job_run(job_id: int) -> str:
-    """Run an uploaded import; progress is written to the job row as it goes."""
+    """Run an uploaded import; progress is written to the job row as it goes.
+
+    A job found `running` was started by a worker that died (a live worker still
+    holds the message), so it runs again; import_job_run_now gives up after
+    MAX_ATTEMPTS, so a file that kills its worker every time cannot loop forever.
+    """
     job = ImportJob.objects.select_related("version__dataset").get(pk=job_id)
-    if job.status != ImportJob.Status.QUEUED:
-        return job.status  # already run (acks_late redelivery)
+    if job.status not in UNFINISHED:
+        return job.status  # already finished (redelivered after the ack was lost)
     return import_job_run_now(job=job).status

@@ -23,10 +23,15 @@ def _date(raw: str) -> dt.date | None:
         return None  # a hand-edited URL; the filter is simply ignored
 
 
-def _version(raw: str) -> DatasetVersion | None:
+def _version(request: HttpRequest) -> DatasetVersion | None:
+    """The version the list is pinned to; a 404 if the user may not see it."""
+    raw = request.GET.get("version", "")
     if not raw.isdigit():
         return None
-    return selectors.incident_versions().filter(pk=int(raw)).first()
+    version = selectors.incident_versions().filter(pk=int(raw)).first()
+    if version is not None and not version.is_visible_to(request.user):
+        raise Http404("No such dataset version.")
+    return version
 
 
 def _filters(request: HttpRequest) -> selectors.IncidentListFilters:
@@ -36,7 +41,7 @@ def _filters(request: HttpRequest) -> selectors.IncidentListFilters:
         application=params.get("application", "").strip(),
         date_from=_date(params.get("from", "")),
         date_to=_date(params.get("to", "")),
-        version=_version(params.get("version", "")),
+        version=_version(request),
     )
 
 
@@ -53,7 +58,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "ranked": bool(selectors.content_words(filters.query)),
         "applications": selectors.incident_applications(filters.version),
-        "versions": selectors.incident_versions(),
+        "versions": [v for v in selectors.incident_versions() if v.is_visible_to(request.user)],
         "stats": [d for d in selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS],
         "query_string": query.urlencode(),
     }
@@ -69,6 +74,8 @@ def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
         )
     except NotFoundError as exc:
         raise Http404(exc.message) from None
+    if not incident.version.is_visible_to(request.user):
+        raise Http404(f"Incident {incident.incident_id} not found.")
     context = {
         "incident": incident,
         "similar": selectors.incident_list_similar(incident=incident),

@@ -22,6 +22,7 @@ from incidents.importers import (
     as_string_list,
     as_text,
     as_url,
+    check_extra,
     check_object,
     parse_id,
     validate_fields,
@@ -85,6 +86,9 @@ def parse_document(row: SourceRow) -> tuple[ParsedRow | None, list[RowError]]:
     if errors:
         return None, errors
     extra = {k: v for k, v in data.items() if k not in DOCUMENT_FIELDS and k != "doc_id"}
+    errors = check_extra(extra, row.line)
+    if errors:
+        return None, errors
     return ParsedRow(row.line, key, fields, extra), []
 
 

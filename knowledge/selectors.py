@@ -190,10 +190,17 @@ def knowledge_facets() -> KnowledgeFacets:
     return KnowledgeFacets(services, tags)
 
 
-def knowledge_document_get(*, doc_id: str) -> KnowledgeDocument:
-    """The active document with that id, else its newest version; NotFoundError otherwise."""
+def knowledge_document_get(
+    *, doc_id: str, user: AbstractBaseUser | AnonymousUser
+) -> KnowledgeDocument:
+    """The active document with that id, else its newest version; NotFoundError otherwise.
+
+    Only staff see a version that was never activated (DatasetVersion.is_visible_to).
+    """
     wanted = doc_id.strip().upper()
     documents = KnowledgeDocument.objects.filter(doc_id=wanted).select_related("version__dataset")
+    if not getattr(user, "is_staff", False):
+        documents = documents.exclude(version__activated_at=None)
     found = (
         documents.filter(version__status=DatasetVersion.Status.ACTIVE).first()
         or documents.order_by("-version__created_at").first()

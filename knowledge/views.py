@@ -37,7 +37,7 @@ def knowledge_list(request: HttpRequest) -> HttpResponse:
 def knowledge_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
     """One document rendered from its (sanitised) markdown, with its freshness."""
     try:
-        document = selectors.knowledge_document_get(doc_id=doc_id)
+        document = selectors.knowledge_document_get(doc_id=doc_id, user=request.user)
     except NotFoundError as exc:
         raise Http404(exc.message) from None
     context = {

@@ -24,6 +24,24 @@ print(PostmasterInfo.read_from_pgdata(e.pg_data_dir()).pid, e.redis_pid_file().r
 """
 
 
+KILL_AND_RESTART_REDIS = """
+import os, signal, time
+import redis
+from incidentdesk import embedded as e
+e.start_redis()
+client = redis.Redis(unix_socket_path=str(e.redis_socket()))
+client.lpush("incidentdesk", b"a queued celery message")
+time.sleep(2)  # appendfsync everysec
+pid = int(e.redis_pid_file().read_text())
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+e.start_redis()
+client = redis.Redis(unix_socket_path=str(e.redis_socket()))
+print(client.lrange("incidentdesk", 0, -1))
+e.stop_redis()
+"""
+
+
 def alive(pid: int) -> bool:
     """Running, not a zombie (a container's PID 1 may never reap daemons)."""
     try:
@@ -118,3 +136,9 @@ def test_serve_runs_the_stack_and_ctrl_c_stops_every_process(var_dir: Path) -> N
     finally:
         if serve.poll() is None:
             serve.kill()
+
+
+def test_queued_jobs_survive_a_killed_redis(var_dir: Path) -> None:
+    """Celery's queue is in Redis; with `--save ""` alone a restart emptied it."""
+    assert run_python(KILL_AND_RESTART_REDIS, var_dir).strip() == "[b'a queued celery message']"
+    assert (var_dir / "redis.aof").exists()

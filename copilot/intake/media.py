@@ -1,7 +1,9 @@
 """Screenshots and voice notes: validation, OCR, the online vision and transcription models.
 
 Uploads are checked by content (Pillow reads the magic bytes and decodes the
-whole image), never by file name or declared content type.
+whole image), never by file name or declared content type. Pixel count and
+aspect ratio are checked from the header first, so a small file that claims
+a huge or absurdly thin image is refused before any pixel is decoded or scaled.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ logger = logging.getLogger(__name__)
 
 FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg"}
 MAX_PIXELS = 40_000_000  # an 8K screen is 33M; more is a decompression bomb, not a screenshot
+# A full-page capture of a long web page is about 1:20; a 1x1000 strip is not a screenshot,
+# and scaled up to OCR_MIN_WIDTH it would ask for 1.4 G pixels.
+MAX_ASPECT_RATIO = 25
 OCR_TIMEOUT_SECONDS = 20
 OCR_MIN_WIDTH = 1200  # tesseract reads small UI fonts far better once scaled up
+OCR_MAX_PIXELS = 16_000_000  # the upscale stops here: 16 MB of grey, tesseract's time bounded
 VISION_PROMPT = (
     # The screenshot is evidence, not instructions: ask for a transcription only.
     "This is a screenshot attached to a production incident report. Transcribe the error "
@@ -77,20 +83,37 @@ def screenshot_validate(*, data: bytes) -> Screenshot:
 
 
 def _identify(data: bytes) -> tuple[str, int, int]:
+    """Format and size from the header alone, refused before any pixel is decoded."""
     try:
         with Image.open(io.BytesIO(data)) as image:
             image_format, (width, height) = image.format or "unknown", image.size
+    except Image.DecompressionBombError as exc:
+        # Pillow refuses at open() beyond twice its own limit, before we see the size.
+        raise ValidationError(
+            f"The screenshot has more than {MAX_PIXELS:,} pixels, the limit.",
+            {"image": "too many pixels"},
+        ) from exc
     except UnidentifiedImageError as exc:
         raise ValidationError(
             "The screenshot must be a PNG or JPEG image; this file is not an image.",
             {"image": "unsupported type"},
         ) from exc
+    _check_dimensions(width, height)
+    return image_format, width, height
+
+
+def _check_dimensions(width: int, height: int) -> None:
     if width * height > MAX_PIXELS:
         raise ValidationError(
             f"The screenshot is {width}x{height} pixels; the limit is {MAX_PIXELS:,} pixels.",
             {"image": "too many pixels"},
         )
-    return image_format, width, height
+    if max(width, height) > MAX_ASPECT_RATIO * max(min(width, height), 1):
+        raise ValidationError(
+            f"The screenshot is {width}x{height} pixels; one side may be at most "
+            f"{MAX_ASPECT_RATIO} times the other.",
+            {"image": "too narrow"},
+        )
 
 
 def _decode(data: bytes) -> None:
@@ -113,9 +136,9 @@ def screenshot_ocr(shot: Screenshot) -> str:
 
     with Image.open(io.BytesIO(shot.data)) as image:
         grey = ImageOps.grayscale(image)
-    if grey.width < OCR_MIN_WIDTH:
-        factor = OCR_MIN_WIDTH / grey.width
-        grey = grey.resize((OCR_MIN_WIDTH, round(grey.height * factor)), Image.Resampling.LANCZOS)
+    size = ocr_size(grey.width, grey.height)
+    if size != grey.size:
+        grey = grey.resize(size, Image.Resampling.LANCZOS)
     try:
         text = pytesseract.image_to_string(grey, timeout=OCR_TIMEOUT_SECONDS)
     except pytesseract.TesseractNotFoundError as exc:
@@ -125,6 +148,17 @@ def screenshot_ocr(shot: Screenshot) -> str:
     except RuntimeError as exc:  # pytesseract's timeout
         raise IncidentDeskError(f"OCR gave up after {OCR_TIMEOUT_SECONDS} s.") from exc
     return "\n".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def ocr_size(width: int, height: int) -> tuple[int, int]:
+    """The size OCR reads: narrow images scaled up to OCR_MIN_WIDTH, never past OCR_MAX_PIXELS.
+
+    Never scaled down: a screenshot wider than OCR_MIN_WIDTH is read as it is.
+    """
+    factor = min(OCR_MIN_WIDTH / width, (OCR_MAX_PIXELS / (width * height)) ** 0.5)
+    if factor <= 1:
+        return width, height
+    return max(1, round(width * factor)), max(1, round(height * factor))
 
 
 def screenshot_vision(shot: Screenshot, model: ChatModel) -> str:

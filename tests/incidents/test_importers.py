@@ -116,6 +116,22 @@ def test_json_arrays_keep_line_numbers(tmp_path: Path) -> None:
     assert [(e.line, e.field) for e in errors] == [(second_line, "title")]
 
 
+def test_every_row_of_a_long_json_array_keeps_the_line_it_starts_on(tmp_path: Path) -> None:
+    """Counted from the previous row, not the top of the file (that was quadratic)."""
+    elements = [
+        json.dumps(incident_row(f"INC-2025-04-{n % 28 + 1:02d}-{n:03d}"), indent=n % 3)
+        for n in range(200)
+    ]
+    starts, line = [], 3  # "[" and a blank line come first
+    for element in elements:
+        starts.append(line)
+        line += element.count("\n") + 2  # the element, then a blank line after its comma
+    path = tmp_path / "long.json"
+    path.write_text("[\n\n" + ",\n\n".join(elements) + "\n]\n")
+    assert [row.line for row in read_rows(path)] == starts
+    assert [row.data["incident_id"] for row in read_rows(path)][-1] == "INC-2025-04-04-199"
+
+
 def test_nul_characters_are_rejected_before_they_reach_postgres(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "a.jsonl", [incident_row("INC-2025-01-01-001", body="a\x00b")])
     _, errors = parse_file(path)

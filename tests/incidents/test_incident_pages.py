@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from incidents.models import DatasetVersion
-from incidents.services import incident_import_file
+from incidents.services import dataset_version_activate, incident_import_file
 from tests.factories import incident_row
 
 pytestmark = pytest.mark.django_db
@@ -76,12 +76,35 @@ def test_search_ranks_by_meaning_and_filters_narrow_it(client: Client, alice, in
     assert bad_dates.status_code == 200 and b"3 incidents" in bad_dates.content
 
 
-def test_a_staged_version_can_be_listed(client: Client, alice, incidents, tmp_path) -> None:
+def test_staff_can_preview_a_staged_version(client: Client, bob, incidents, tmp_path) -> None:
     staged = _import(tmp_path, [incident_row("INC-2026-02-02-001")], version_label="next")
-    client.force_login(alice)
+    client.force_login(bob)
     page = client.get("/incidents/", {"version": staged.pk}).content.decode()
     assert "1 incident," in page and "INC-2026-02-02-001" in page
     assert f"/incidents/INC-2026-02-02-001/?version={staged.pk}" in page
+    assert client.get("/incidents/INC-2026-02-02-001/").status_code == 200
+
+
+def test_a_staged_version_is_a_404_for_everyone_else(
+    client: Client, alice, incidents, tmp_path
+) -> None:
+    staged = _import(tmp_path, [incident_row("INC-2026-02-02-001")], version_label="next")
+    client.force_login(alice)
+    assert client.get("/incidents/", {"version": staged.pk}).status_code == 404
+    assert client.get("/incidents/INC-2026-02-02-001/").status_code == 404
+    pinned = f"/incidents/INC-2025-08-24-001/?version={staged.pk}"
+    assert client.get(pinned).status_code == 404
+    listed = client.get("/incidents/").content.decode()
+    assert f'value="{staged.pk}"' not in listed and "INC-2026-02-02-001" not in listed
+
+
+def test_an_archived_version_stays_readable(client: Client, alice, incidents, tmp_path) -> None:
+    """Answers written while it was active link to its incidents."""
+    newer = _import(tmp_path, [incident_row("INC-2026-02-02-001")], version_label="next")
+    dataset_version_activate(version=newer)
+    client.force_login(alice)
+    assert client.get("/incidents/", {"version": incidents.pk}).status_code == 200
+    assert client.get("/incidents/INC-2025-09-01-001/").status_code == 200
 
 
 def test_the_list_is_paginated(client: Client, alice, tmp_path) -> None:

@@ -98,8 +98,13 @@ def test_a_crash_in_a_new_version_leaves_the_active_one_untouched(tmp_path: Path
     building.refresh_from_db()
     assert active.status == DatasetVersion.Status.ACTIVE
     assert list(active.incidents.values_list("incident_id", flat=True)) == ["INC-2024-12-31-001"]
-    assert building.status == DatasetVersion.Status.BUILDING  # cannot be activated
+    assert building.status == DatasetVersion.Status.FAILED  # stated, not left `building`
     assert 0 < building.incidents.count() < 149  # earlier batches committed, not all
+    with pytest.raises(IncidentDeskError, match="had its import stopped"):
+        dataset_version_activate(version=building)
+    rows_import(spec=INCIDENT_SPEC, version=building, rows=rows(150, boom_at=0))
+    building.refresh_from_db()
+    assert (building.status, building.incidents.count()) == ("ready", 150)  # a re-run resumes
 
 
 def test_a_crash_while_importing_into_the_active_version_rolls_back_everything(

@@ -87,3 +87,16 @@ def test_an_old_document_is_flagged_stale(client: Client, alice, documents, sett
 def test_an_unknown_document_is_a_404(client: Client, alice, documents) -> None:
     client.force_login(alice)
     assert client.get("/knowledge/KB-XX-999/").status_code == 404
+
+
+def test_a_document_only_in_a_staged_version_is_a_404_except_for_staff(
+    client: Client, alice, bob, documents, tmp_path: Path
+) -> None:
+    path = tmp_path / "staged.jsonl"
+    path.write_text(json.dumps(_doc("KB-RB-777", title="Not signed off yet")))
+    knowledge_import_file(path=path, dataset_name="kb", version_label="next")
+    client.force_login(alice)
+    assert client.get("/knowledge/KB-RB-777/").status_code == 404
+    assert "Rotating PayU Core" in client.get("/knowledge/KB-RB-001/").content.decode()
+    client.force_login(bob)
+    assert "Not signed off yet" in client.get("/knowledge/KB-RB-777/").content.decode()

@@ -26,6 +26,13 @@ def upload(data: bytes, name: str = "screenshot.png", content_type: str = "image
     return SimpleUploadedFile(name, data, content_type=content_type)
 
 
+def png(size: tuple[int, int], mode: str = "L") -> bytes:
+    """Mode "1" keeps a 20000x20000 image at 50 MB in the test (1 bit a pixel)."""
+    buffer = io.BytesIO()
+    Image.new(mode, size, 0).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def gif() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (20, 20), "red").save(buffer, format="GIF")
@@ -109,6 +116,19 @@ def test_callers_must_sign_in(api_client: APIClient) -> None:
         ),
         (lambda: upload(b"#!/bin/sh\necho hi\n"), "this file is not an image", "unsupported type"),
         (lambda: upload(error_dialog_png()[:900]), "corrupt or truncated", "corrupt"),
+        (lambda: upload(png((1, 1000))), "is 1x1000 pixels; one side may be", "too narrow"),
+        (lambda: upload(png((30000, 1))), "is 30000x1 pixels; one side may be", "too narrow"),
+        # Pillow's DecompressionBombError, raised by Image.open, was a 500.
+        (
+            lambda: upload(png((20000, 20000), "1")),
+            "more than 40,000,000 pixels",
+            "too many pixels",
+        ),
+        (
+            lambda: upload(png((8000, 6000), "1")),
+            "is 8000x6000 pixels; the limit",
+            "too many pixels",
+        ),
     ],
 )
 def test_bad_screenshots_get_clear_errors(

@@ -71,6 +71,41 @@ def test_an_empty_screenshot_is_refused() -> None:
         media.screenshot_validate(data=b"")
 
 
+@pytest.mark.parametrize("size", [(1, 1000), (1, 30000), (2000, 40)])
+def test_an_image_thinner_than_a_screenshot_is_refused_before_ocr(size: tuple[int, int]) -> None:
+    with pytest.raises(ValidationError, match="one side may be at most 25 times") as caught:
+        media.screenshot_validate(data=image_bytes("PNG", size))
+    assert caught.value.extra == {"image": "too narrow"}
+
+
+def test_a_decompression_bomb_is_refused_from_its_header() -> None:
+    buffer = io.BytesIO()
+    Image.new("1", (20000, 20000), 0).save(buffer, format="PNG")  # 50 MB here, 400 M pixels
+    with pytest.raises(ValidationError, match="more than 40,000,000 pixels") as caught:
+        media.screenshot_validate(data=buffer.getvalue())
+    assert caught.value.extra == {"image": "too many pixels"}
+
+
+@pytest.mark.parametrize(
+    ("size", "read_as"),
+    [
+        ((600, 300), (1200, 600)),  # small UI fonts: scaled up to OCR_MIN_WIDTH
+        ((1920, 1080), (1920, 1080)),  # wide enough: read as it is
+        ((40, 1000), (800, 20000)),  # tall and thin: the upscale stops at OCR_MAX_PIXELS
+        ((1, 1000), (126, 126491)),  # (refused earlier) still bounded if it got here
+    ],
+)
+def test_ocr_upscaling_is_bounded(size: tuple[int, int], read_as: tuple[int, int]) -> None:
+    assert media.ocr_size(*size) == read_as
+    width, height = media.ocr_size(*size)
+    assert width * height <= media.OCR_MAX_PIXELS * 1.001
+
+
+def test_ocr_reads_a_tall_screenshot_without_scaling_it_past_the_bound() -> None:
+    shot = media.screenshot_validate(data=image_bytes("PNG", (40, 1000)))
+    assert media.screenshot_ocr(shot) == ""
+
+
 def test_voice_notes_are_refused_offline_with_a_clear_message(settings: Settings) -> None:
     settings.OPENAI_API_KEY = ""
     with pytest.raises(ValidationError, match="Voice notes need the online model"):
