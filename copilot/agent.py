@@ -382,7 +382,7 @@ class _Run:
         return _TITLE_POOL.submit(titles.conversation_title, text, self.model)
 
     def _title_event(self, title: Future[str] | None) -> Iterator[Event]:
-        if title is None:
+        if title is None or not title.result():  # a greeting is titled by the next question
             return
         yield StatusEvent("Generating title for the incident report...")
         self.new_title = title.result()[: services.TITLE_MAX_CHARS]

@@ -196,13 +196,14 @@ def conversation_reply(
     intake; questions about past incidents go to the agent.
     """
     from copilot import agent
+    from copilot.intake.rules import INTAKE_KINDS
     from copilot.intake.services import intake_reply, turn_kind
 
     _check_owner(conversation, user)
     question = _checked_question(text, screenshot=image is not None)
     if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
         raise ConflictError("An answer is still being written in this conversation.")
-    if turn_kind(conversation, question, image is not None) != "query_past":
+    if turn_kind(conversation, question, image is not None) in INTAKE_KINDS:
         return intake_reply(conversation=conversation, user=user, text=question, image=image)
     return agent.reply(conversation=conversation, text=question, model=model, context=context)
 

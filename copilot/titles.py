@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 
+from django.utils import timezone
+
 from copilot.chat_models.base import ChatModel, collect_text, runs_offline
+from copilot.chat_models.offline.intents import guess_intent
 from copilot.prompts import TITLE_PROMPT
+from incidents import query_parsing as qp
 from incidents.parsing import find_incident_ids
 
 MAX_WORDS = 4
@@ -24,22 +28,48 @@ _FILLER = frozenset(
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+/_-]*")
 
 
+# Verbs and chat words that make word salad of a title ("Payments Gettin 403 For").
+_NOT_A_SUBJECT = frozenset(
+    {
+    "getting", "gettin", "seeing", "having", "keeps", "keep", "going", "started", "starting",
+    "broke", "broken", "failing", "fails", "failed", "down", "again", "now", "right", "still",
+    "just", "really", "since", "like", "some", "something", "issue", "issues", "problem",
+    "problems", "error", "errors", "hey", "hi", "hello", "thanks", "pls", "plz", "help", "need",
+    "want", "should", "check", "first", "then", "after", "when", "today", "yesterday",
+    }
+)  # fmt: skip
+MIN_WORDS = 2
+
+
 def heuristic_title(question: str) -> str:
-    """The question's first few meaningful words, or its incident id."""
+    """2-4 words of the question's key phrase, its incident id, or "" for a greeting.
+
+    The key phrase: the words left once filler, chat verbs and the time window
+    are gone, in the question's order; one word alone gets "incidents".
+    """
     ids = find_incident_ids(question)
     if ids:
         return f"Incident {ids[0]}"
-    words = [w.strip(".-/") for w in _WORD_RE.findall(question) if w.lower() not in _FILLER]
-    words = [w for w in words if w][:MAX_WORDS]
+    if guess_intent(question).intent == "chit_chat":
+        return ""  # a greeting is not what the conversation is about; the next turn names it
+    _, rest = qp.parse_time_window(question, timezone.localdate())
+    words = [w.strip(".-/") for w in _WORD_RE.findall(rest)]
+    words = [w for w in dict.fromkeys(words) if w and not _is_filler(w)][:MAX_WORDS]
     if not words:
-        return "New conversation"
-    return " ".join(w if w.isupper() or not w.islower() else w.capitalize() for w in words)
+        return ""
+    title = " ".join(w if w.isupper() or not w.islower() else w.capitalize() for w in words)
+    return title if len(words) >= MIN_WORDS else f"{title} incidents"
+
+
+def _is_filler(word: str) -> bool:
+    lower = word.lower()
+    return lower in _FILLER or lower in _NOT_A_SUBJECT or lower in qp.MENTION_FILLER
 
 
 def clean_title(raw: str) -> str:
     """A model's title cut to 2-4 plain words; empty if unusable."""
     words = _WORD_RE.findall(raw.splitlines()[0] if raw.strip() else "")
-    return " ".join(words[:MAX_WORDS]) if len(words) >= 1 else ""
+    return " ".join(words[:MAX_WORDS]) if len(words) >= MIN_WORDS else ""
 
 
 def conversation_title(question: str, model: ChatModel) -> str:

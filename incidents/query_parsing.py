@@ -75,8 +75,8 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     A bare "recent" means the last 30 days.
     """
     parsers = (
-        _relative_window, _period_start_window, _this_window, _day_window, _quarter_window,
-        _season_window, _month_window, _year_window, _since_date_window, _since_window,
+        _between_window, _relative_window, _period_start_window, _this_window, _day_window,
+        _quarter_window, _season_window, _month_window, _year_window, _since_date_window, _since_window,
         _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
@@ -182,6 +182,27 @@ _SINCE_DATE_RE = re.compile(
     rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})[a-z]*(?:,?\s+\d{{4}})?))",
     re.IGNORECASE,
 )
+
+
+_BETWEEN_RE = re.compile(
+    rf"\b(?:between|from)\s+(?P<m1>{_MONTH_RE})[a-z]*(?:\s+(?P<y1>(?:19|20)\d\d))?\s+"
+    rf"(?:and|to|until|through|-)\s+(?P<m2>{_MONTH_RE})[a-z]*(?:\s+(?P<y2>(?:19|20)\d\d))?\b",
+    re.IGNORECASE,
+)
+
+
+def _between_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "between June and December 2025", "from March to May"."""
+    match = _BETWEEN_RE.search(text)
+    if not match:
+        return None
+    end_month = _month_start(2000, match.group("m2").lower()).month
+    end_year = _latest_start(end_month, today, match.group("y2"))
+    start_month = _month_start(2000, match.group("m1").lower()).month
+    start_year = int(match.group("y1") or (end_year if start_month <= end_month else end_year - 1))
+    start = dt.date(start_year, start_month, 1)
+    end = min(_month_end(dt.date(end_year, end_month, 1), 1), today)
+    return TimeWindow(start, end, f"{start:%B %Y} to {end:%B %Y}"), match
 
 
 def _period_start(unit: str, today: dt.date) -> dt.date:

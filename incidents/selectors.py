@@ -537,6 +537,11 @@ def parse_incident_filters(
     match = qp.match_applications(subject, catalog.entries) if subject else None
     if match is None:
         match, subject = _application_named_verbatim(rest, catalog)
+    if match is None and (window or category):
+        # "PayU Core timeouts in the last 90 days": the window is a filter and
+        # the application named loosely beside it another; the rest is ranked.
+        mention = qp.find_application_mention(rest, catalog.entries)
+        match, subject = (mention.match, mention.subject) if mention else (None, None)
     filters = IncidentFilters(
         application=subject if match else None,
         applications=match.applications if match else (),
@@ -546,7 +551,7 @@ def parse_incident_filters(
         category=category,
     )
     if match and subject:
-        rest = re.sub(re.escape(subject), " ", rest, flags=re.IGNORECASE)
+        rest = re.sub(re.escape(subject), " ", qp.normalise_mention_text(rest), flags=re.IGNORECASE)
     return filters, qp.strip_filter_words(rest)
 
 

@@ -138,6 +138,6 @@ def plan_turn(
     """The plan intake runs. Intake was chosen by the caller, so a turn the rules
     call query_past is handled as a report (the API's `POST /api/incident`)."""
     decision = classify(text=text, has_image=has_image, state=state, model=model)
-    if decision.kind == rules.QUERY_PAST:
+    if decision.kind not in rules.INTAKE_KINDS:
         decision = replace(decision, kind=rules.NEW_INCIDENT, reason="sent to intake")
     return build_plan(decision, has_image=has_image)

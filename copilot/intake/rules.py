@@ -21,6 +21,7 @@ ASK_SUMMARY = "ask_summary"
 QUERY_PAST = "query_past"
 CHIT_CHAT = "chit_chat"
 TURN_KINDS = (NEW_INCIDENT, ADD_COMMENT, ASK_SUMMARY, QUERY_PAST, CHIT_CHAT)
+INTAKE_KINDS = frozenset({NEW_INCIDENT, ADD_COMMENT, ASK_SUMMARY})  # the rest go to the agent
 
 MAX_DESCRIPTION_CHARS = 4000
 MAX_TITLE_CHARS = 120
@@ -74,6 +75,23 @@ _CONFIRM_RE = _any(
     r"\b(?:file|create|open|raise|log)\s+it\b",
     r"^\s*(?:please\s+)?comment\s+on\s+(?:it|that|the\s+(?:existing|open)\s+(?:one|ticket))\b",
 )
+# The user's own words that they add to the incident at hand ("add a comment: …").
+_COMMENT_RE = _any(
+    r"^\s*(?:please\s+)?(?:add\s+(?:a\s+|this\s+)?(?:comment|note|update)|comment|note|update"
+    r"|status\s+update|fyi)\b",
+    r"\badd\s+(?:this|that|it)?\s*(?:to|on)\s+the\s+ticket\b",
+    r"^\s*(?:decision|action(?:\s+item)?|todo|next\s+steps?)s?\s*:",
+    r"\b(?:we|i)\s+(?:have\s+)?(?:decided|agreed)\b",
+    r"^\s*let'?s\b",
+    r"\b(?:[A-Z][a-z]+|I|we)\s+(?:will|'ll)\s+(?:roll|restart|revert|rotate|page|own|check|fix|"
+    r"monitor|investigate|deploy|scale|disable|enable|follow)\b",
+)
+# The user's own words asking about the incident at hand.
+_SUMMARY_RE = _any(
+    r"\b(?:summar(?:y|ise|ize)|recap)\b",
+    r"\b(?:status|state)\s+(?:of|on)\s+(?:the|this|our|my)\s+(?:ticket|incident)\b",
+    r"\bwhere\s+are\s+we\b",
+)
 _QUESTION_START_RE = _any(
     r"^\s*(?:what|which|who|whom|when|where|why|how|has|have|had|did|does|do|is|are|was|were"
     r"|can|could|should|would|any|anything|show|list|find|pull|look|give|tell|open|get|search"
@@ -100,11 +118,12 @@ def wants_ticket(text: str) -> bool:
     return bool(_TICKET_REQUEST_RE.search(text))
 
 
-# A report the intent model is this sure of needs no "right now" in the text;
-# below it, a statement that reads like a report is searched as a question
-# unless the user says it is ongoing (or attaches a screenshot). Symptom
-# searches read like reports, and a wrong report files an incident.
-REPORT_SURE = 0.75
+# A symptom search reads like a report ("Uploads fail on insert; the key
+# reached 2147483647"), and a wrong report files an incident. So the model's
+# report needs the user's own sign that it is happening now (`_ONGOING_RE`),
+# a screenshot, or report/ticket wording; and a statement is added to the
+# open incident as a comment only when the model is this sure.
+COMMENT_SURE = 0.6
 
 
 def classify_turn(
@@ -140,19 +159,26 @@ def _by_intent(
 ) -> TurnDecision:
     probabilities = turn_probabilities(guess)
     top = max(probabilities, key=lambda name: probabilities[name])
-    if top == "decision_summary" and has_incident:
+    if has_incident and _SUMMARY_RE.search(text):
+        return TurnDecision(ASK_SUMMARY, reason="asks for a summary")
+    if has_incident and _COMMENT_RE.search(text):
+        return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
+    if top == "decision_summary":
         return TurnDecision(ASK_SUMMARY, reason="asks for the decisions")
-    if top == "comment" and has_incident:
+    if top == "comment" and has_incident and probabilities["comment"] >= COMMENT_SURE:
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
     if top == "chit_chat":
         return TurnDecision(CHIT_CHAT, reason="a greeting or thanks")
-    if top == "report" and probabilities["report"] >= REPORT_SURE:
-        return TurnDecision(NEW_INCIDENT, False, ticket, False, "reports an incident")
-    if top == "report" and _ONGOING_RE.search(text):
-        return TurnDecision(NEW_INCIDENT, False, ticket, False, "describes something ongoing")
     if has_image and not is_question(text):
         return TurnDecision(NEW_INCIDENT, False, ticket, False, "attaches a screenshot")
+    if top in {"report", "question"} and _reads_as_ongoing(text):
+        return TurnDecision(NEW_INCIDENT, False, ticket, False, "describes something ongoing")
     return TurnDecision(QUERY_PAST, reason=f"asks about past incidents ({guess.describe(2)})")
+
+
+def _reads_as_ongoing(text: str) -> bool:
+    """A statement, not a question, that says it is happening now."""
+    return not is_question(text) and bool(_ONGOING_RE.search(text))
 
 
 def _looks_like_a_report(text: str) -> bool:

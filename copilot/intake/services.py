@@ -15,6 +15,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from copilot import services
 from copilot.events import DoneEvent, ErrorEvent, Event, ToolResultEvent
 from copilot.intake import media, rules
 from copilot.intake.selectors import intake_state
@@ -198,7 +199,15 @@ def intake_report(
     audio: bytes | None = None,
     audio_name: str = "",
 ) -> IntakeResult:
-    """`intake_reply` run to the end: the stored answer and the intake card's data."""
+    """`intake_reply` run to the end: the stored answer and the intake card's data.
+
+    A question is answered as a past-incident query and a greeting gets a
+    reply; neither stores an incident (`POST /api/incident` with "hello").
+    """
+    if image is None and audio is None and text.strip():
+        kind = turn_kind(conversation, text, False)
+        if kind not in rules.INTAKE_KINDS:
+            return _answered(conversation=conversation, user=user, text=text, kind=kind)
     payload: dict[str, Any] = {}
     for event in intake_reply(
         conversation=conversation,
@@ -215,3 +224,19 @@ def intake_report(
         elif isinstance(event, DoneEvent):
             return IntakeResult(conversation.pk, event.message_id, event.content, payload)
     raise IncidentDeskError("The incident report ended without an answer.")
+
+
+def _answered(
+    *, conversation: Conversation, user: AbstractBaseUser, text: str, kind: str
+) -> IntakeResult:
+    """A question or a greeting sent to intake, answered by the copilot instead."""
+    payload: dict[str, Any] = {
+        "kind": kind, "incident": {}, "similar_incidents": [], "actions": [], "owner_team": "",
+        "ticket": None, "ticket_error": "", "decisions": [], "steps": [],
+    }  # fmt: skip
+    for event in services.conversation_reply(conversation=conversation, user=user, text=text):
+        if isinstance(event, ErrorEvent):
+            raise IncidentDeskError(event.message)
+        if isinstance(event, DoneEvent):
+            return IntakeResult(conversation.pk, event.message_id, event.content, payload)
+    raise IncidentDeskError("The answer ended without a reply.")

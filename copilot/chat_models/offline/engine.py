@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import count
 
 from django.utils import timezone
@@ -27,6 +27,7 @@ from copilot.chat_models.base import (
     Usage,
 )
 from copilot.chat_models.offline import router
+from copilot.chat_models.offline.golden import golden_lookups, lead_with_verified, verified_answers
 from copilot.chat_models.offline.reading import conversation_state, last_user_index, turn_outcomes
 from copilot.chat_models.offline.writing import write_answer
 from incidents import selectors as incident_selectors
@@ -69,12 +70,15 @@ class OfflineChatModel:
         start = last_user_index(messages)
         question = messages[start]["content"] or ""
         outcomes = turn_outcomes(messages, start)
+        golden = verified_answers(messages)
         if tools and not outcomes and not _CHAT_ONLY_RE.match(question):
             routes = self.understand(question, messages).routes
             if routes:
-                yield from _tool_calls(routes)
+                yield from _tool_calls([*routes, *golden_lookups(golden, routes)])
                 return
         answer = write_answer(question, outcomes, conversation_state(messages))
+        if golden:
+            answer = lead_with_verified(golden[0], answer, outcomes)
         for piece in _PIECE_RE.findall(answer):
             yield TextDelta(piece)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
@@ -104,7 +108,7 @@ class OfflineChatModel:
         )
 
 
-def _tool_calls(routes: tuple[router.Route, ...]) -> Iterator[ModelEvent]:
+def _tool_calls(routes: Sequence[router.Route]) -> Iterator[ModelEvent]:
     for route in routes:
         yield ToolCallRequest(f"offline-{next(_call_numbers)}", route.tool, _json(route))
     yield End("tool_calls")

@@ -69,8 +69,18 @@ _ORDINAL_RE = re.compile(
     r"|(?:#|\bno\.?\s*|\bnumber\s+)(?P<d>[1-5])\b",
     re.IGNORECASE,
 )
-_NAME_RE = re.compile(r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+)?)\s+(?:one|incident|outage)\b", re.I)
+_NAME_RE = re.compile(
+    r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+)?)\s+(?:one|incident|outage|thing|issue|problem|mess)\b",
+    re.I,
+)
 _MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
+# What to do about it, rather than what happened: answered from documents.
+_PROCEDURE_RE = re.compile(
+    r"\b(?:should\s+(?:we|i|they|you)\s+(?:have|do)|in\s+place|prevent\w*|avoid\w*|"
+    r"guard\w*\s+against|lessons?|best\s+practices?|how\s+(?:do|should|can|would)\s+(?:we|i)|"
+    r"what\s+(?:do|should|can)\s+(?:we|i)\s+do|next\s+time)\b",
+    re.IGNORECASE,
+)
 _DOCUMENT_RE = re.compile(
     r"\b(?:runbooks?|playbooks?|docs?|documents?|documentation|known\s+issues?|write-?ups?|"
     r"procedures?|checklists?|guides?|architecture)\b",
@@ -180,7 +190,7 @@ _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
 def follow_up_kind(question: str, state: ConversationState, *, about_documents: bool) -> str:
     """How a follow-up refers back: knowledge | similar | recurrence | superlative |
     select_many | one."""
-    if about_documents or _DOCUMENT_RE.search(question):
+    if about_documents or _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question):
         return "knowledge"
     if _SIMILAR_RE.search(question):
         return "similar"
@@ -201,7 +211,8 @@ def has_reference(question: str) -> bool:
 _POINTER_RE = re.compile(
     r"\b(?:(?:for|about|on|of|like|with|behind|from)\s+(?:that|this|it|those|these)\s*(?:one\s*)?[?.!]*$"
     r"|(?:that|this)\s+one\b|(?:any|which|some|all|none|each|either)\s+of\s+(?:those|them|these)\b"
-    r"|which\s+ones?\b)",
+    r"|which\s+ones?\b|\btell\s+me\s+more\b|\bmore\s+(?:details|detail|info)\b|\belaborate\b"
+    r"|\bgo\s+on\b|\bexpand\s+on\b)",
     re.IGNORECASE,
 )
 
@@ -214,6 +225,8 @@ def points_back(question: str) -> bool:
         or _POINTER_RE.search(question)
         or (named_item(question) and _NAME_RE.search(question))
         or _SUPERLATIVE_RE.search(question)
+        or _SIMILAR_RE.search(question)
+        or (_RECURRENCE_RE.search(question) and has_reference(question))
     )
 
 

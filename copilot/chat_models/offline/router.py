@@ -91,12 +91,12 @@ def understand(
         routes = [Route("lookup_incident_by_id", {"incident_id": i}, "incident id") for i in ids]
         return Understanding("lookup", 1.0, tuple(routes[:5]))
     guess = guess_intent(question).among(_allowed(state, chat=chat))
-    if guess.intent == "chit_chat":
-        return Understanding("chit_chat", guess.confidence, ())
     kind = _follow_up_kind(question, guess, state, today)
     if kind is not None:
         routes = follow_ups.follow_up_routes(kind, question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), f"refers back: {kind}")
+    if guess.intent == "chit_chat":
+        return Understanding("chit_chat", guess.confidence, ())
     intent, considered = _decide(question, guess.among(SEARCH_INTENTS), catalog, today, probe)
     routes = _ROUTERS[intent](question, catalog, today)
     if probe is not None and considered.startswith("evidence"):
@@ -161,7 +161,9 @@ def _follow_up_kind(
         return None
     search = guess.among(SEARCH_INTENTS)
     return follow_ups.follow_up_kind(
-        question, state, about_documents=search.intent == "knowledge" and search.confidence > 0.5
+        question,
+        state,
+        about_documents=search.intent == "knowledge" and search.confidence >= UNSURE_BELOW,
     )
 
 
@@ -185,9 +187,10 @@ def _decide(
 ) -> tuple[str, str]:
     """The intent to act on, and why, when the model is unsure."""
     (first, p1), (second, p2) = guess.ranked[0], guess.ranked[1]
-    if p1 >= UNSURE_BELOW:
-        return _slots_agree(question, first, guess, catalog, today)
-    if p2 < EVIDENCE_FROM:
+    if first != "knowledge" and document_type(question) and _is_request(question):
+        # The user names the kind of document they want ("Known issue with X?").
+        return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
+    if p1 >= UNSURE_BELOW or p2 < EVIDENCE_FROM:
         return _slots_agree(question, first, guess, catalog, today)
     considered = f"{first} {p1:.2f} vs {second} {p2:.2f}"
     pair = {first, second}
@@ -336,13 +339,19 @@ def _by_application(
         # A window is a filter of the search, the application its subject.
         return _window_search(question, "application + window")
     mention = qp.find_application_mention(question, catalog)
-    subject = mention.subject if mention else _subject_words(question)
+    subject = _application_argument(mention) if mention else _subject_words(question)
     if not subject:
         return _similar(question, catalog, today)
     limit = limit_for(question, "get_incidents_by_application")
     return [
         Route("get_incidents_by_application", {"app_name": subject, "limit": limit}, "application")
     ]
+
+
+def _application_argument(mention: qp.ApplicationMention) -> str:
+    """One matched application by its catalog name, several by the words that named them."""
+    applications = mention.match.applications
+    return applications[0] if len(applications) == 1 else mention.subject
 
 
 def _recent(question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date) -> list[Route]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from django.utils import timezone
 
-from copilot.chat_models.offline import router
+from copilot.chat_models.offline import extract, router
 from copilot.chat_models.offline.follow_ups import superlative
 from copilot.chat_models.offline.reading import Record, ToolOutcome
 from copilot.chat_models.offline.state import ConversationState
@@ -40,7 +40,7 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
     ("repeat", re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.I)),
     ("accountable", re.compile(r"\b(?:accountable|responsible|who|owner|blame\w*)\b", re.I)),
     ("mitigation", re.compile(
-        r"\b(?:mitigat\w*|fix\w*|resolv\w*|remediat\w*|recover\w*|restor\w*|workaround|"
+        r"\b(?:mitigat\w*|fix\w*|resolv\w*|resolution|remediat\w*|recover\w*|restor\w*|workaround|"
         r"solution|change[ds]?|do\s+about)\b", re.I)),
     ("root_cause", re.compile(r"\b(?:root\s+cause|caused?|why|trigger\w*)\b", re.I)),
 ]  # fmt: skip
@@ -174,19 +174,30 @@ def _field_answer(question: str, outcomes: list[ToolOutcome], state: Conversatio
         return outcomes[0].text.splitlines()[0]
     record = records[0]
     facet = next((name for name, pattern in _FACETS if pattern.search(question)), "")
-    lead = _FACT_WRITERS.get(facet, _from_body)(question, record)
+    lead = _FACT_WRITERS.get(facet, _extracted)(question, record)
     return f"{lead}\n\nFrom {_reference(record)}:\n" + "\n".join(_details(record, skip=facet))
+
+
+def _extracted(question: str, record: Record) -> str:
+    """The record's sentences that answer the question, quoted; or that it does not say."""
+    sentences, answers = extract.best_answer(question, record)
+    if not sentences:
+        return f"The record of {record.id} does not say."
+    quoted = "\n".join(f"> {sentence}" for sentence in sentences)
+    if answers:
+        return quoted
+    return f"The record of {record.id} does not say that directly. The closest it comes:\n{quoted}"
 
 
 def _mitigation(question: str, record: Record) -> str:
     mitigation = record.get("Mitigation")
     if not mitigation or mitigation == "not recorded":
-        return "The record does not say how it was mitigated. " + _from_body(question, record)
-    return mitigation
+        return "The record does not say how it was mitigated.\n" + _extracted(question, record)
+    return f"> Mitigation: {mitigation}"
 
 
 def _root_cause(question: str, record: Record) -> str:
-    return record.get("Root Cause") or _from_body(question, record)
+    return _extracted(question, record)
 
 
 def _accountable(question: str, record: Record) -> str:

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from copilot.models import Conversation, Message, Ticket, TicketComment
 from copilot.services import conversation_create
+from incidents.models import Incident
 from tests.copilot.intake.conftest import error_dialog_png
 
 pytestmark = pytest.mark.usefixtures("payments_desk", "roomy_api_rates")
@@ -166,3 +167,28 @@ def test_an_empty_report_is_refused(as_alice: APIClient) -> None:
     response = as_alice.post(URL, {"text": "  "}, format="multipart")
     assert response.status_code == 400
     assert response.json()["error"]["message"] == "Describe the incident, or attach a screenshot."
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("hello", "chit_chat"), ("have we seen a checkout 503 before?", "query_past")],
+)
+def test_a_greeting_or_a_question_is_answered_and_stores_no_incident(
+    as_alice: APIClient, text: str, kind: str
+) -> None:
+    before = Incident.objects.count()
+    response = as_alice.post(URL, {"text": text}, format="multipart")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["kind"], body["incident"], body["ticket_info"]) == (kind, {}, None)
+    assert body["reply_text"]
+    assert Incident.objects.count() == before
+    assert not Ticket.objects.exists()
+
+
+def test_only_a_report_creates_an_incident(as_alice: APIClient) -> None:
+    before = Incident.objects.count()
+    response = as_alice.post(URL, {"text": "Checkout is down for every merchant right now"})
+    assert response.status_code == 200, response.content
+    assert response.json()["kind"] == "new_incident"
+    assert Incident.objects.count() == before + 1

@@ -90,7 +90,7 @@ def test_follow_ups_need_a_current_incident() -> None:
     assert kind("what did we decide?", state=state) == "ask_summary"
     assert kind("what did we decide?") == "ask_summary"  # answered from an empty ledger
     assert kind("add a comment: rolled back the deploy") == "query_past"
-    assert kind("yes, file it") == "query_past"
+    assert kind("yes, file it") == "chit_chat"  # nothing to confirm: a reply, not a report
 
 
 def test_confirmations_and_ticket_requests_come_only_from_the_users_words() -> None:

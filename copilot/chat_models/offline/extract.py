@@ -1,0 +1,125 @@
+"""Extractive answers to detail questions about one record.
+
+The record (as the lookup tool printed it) is split into candidates: each
+field as a sentence ("Root Cause: …") and each body sentence. They are
+ranked against the follow-up by meaning (MiniLM cosine, the query vector is
+cached), shared words, and field names the question points at (trigger,
+duration, affected, accountable, repeat…). The best one or two are quoted;
+when nothing ranks well enough, the answer says the record does not say.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from copilot.chat_models.offline.reading import Record
+from incidentdesk.embeddings import embed_query, embed_texts
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_WORD_RE = re.compile(r"[a-z0-9][a-z0-9'-]*")
+# A figure: a number that is not part of a date ("25 minutes", "1,200", "40%").
+_NUMBER_RE = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)*(?![\d-])")
+_FIGURES_RE = re.compile(
+    r"\bhow\s+(?:long|much|many|big|bad)\b|\bduration\b|\blast(?:ed)?\b|\bnumber\s+of\b",
+    re.IGNORECASE,
+)
+# Which field a question points at, by the words people use for it.
+FIELD_CUES: dict[str, re.Pattern[str]] = {
+    "Root Cause": re.compile(
+        r"\b(?:caus\w*|why|trigger\w*|root|reason|behind|broke|wrong|setting|config\w*|"
+        r"what\s+happened|set\s+(?:it\s+)?off|started\s+it)\b", re.I),
+    "Mitigation": re.compile(
+        r"\b(?:fix\w*|resolv\w*|resolution|mitigat\w*|recover\w*|restor\w*|workaround|"
+        r"solution|solved|stop(?:ped)?|remed\w*|do\s+about)\b", re.I),
+    "Accountable Party": re.compile(
+        r"\b(?:accountable|responsib\w*|blame\w*|fault|owner|owned|on\s+the\s+hook)\b", re.I),
+    "Occurred At": re.compile(r"\b(?:when|date|what\s+day|what\s+year|start(?:ed)?|began)\b", re.I),
+    "Repeat Incident": re.compile(r"\b(?:repeat\w*|recurr\w*|first\s+time|happened\s+before)\b",
+                                  re.I),
+    "Impacted Application": re.compile(r"\bwhich\s+(?:service|system|app|product|part)\b", re.I),
+}  # fmt: skip
+_FIELDS = (*FIELD_CUES, "Title", "Category", "Severity")
+_NEVER = re.compile(r"(?!)")
+FIELD_BONUS = 0.25  # a field the question names outranks a body sentence that only resembles it
+WORD_WEIGHT = 0.08  # per shared word: names and figures the embedding blurs
+FIGURE_BONUS = 0.15  # "how long", "how many": sentences with numbers
+# Below this the best candidate does not answer the question (MiniLM cosine
+# of unrelated sentences sits around 0.1-0.25).
+ANSWERS_FROM = 0.35
+SECOND_WITHIN = 0.08  # a second sentence is quoted when it ranks this close
+_FILLER = frozenset(
+    "a an and are as at be by did do does for from had has have how in is it its of on "  # noqa: SIM905 - a word list reads better as prose
+    "or the that this to was were what when which who why with".split()
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    field: str = ""  # "" for a body sentence
+    score: float = 0.0
+
+
+def candidates(record: Record) -> list[Candidate]:
+    fields = [
+        Candidate(f"{name}: {record.get(name)}", name)
+        for name in _FIELDS
+        if record.get(name) and record.get(name) != "not recorded"
+    ]
+    body = [Candidate(s.strip()) for s in _SENTENCE_RE.split(record.body) if len(s.split()) > 2]
+    return fields + body
+
+
+def _words(text: str) -> set[str]:
+    return {w[:5] for w in _WORD_RE.findall(text.lower()) if w not in _FILLER}
+
+
+def ranked(question: str, record: Record) -> list[Candidate]:
+    """Every candidate of `record`, best answer to `question` first."""
+    found = candidates(record)
+    if not found:
+        return []
+    wanted = np.asarray(embed_query(question), dtype=np.float32)
+    similarity = embed_texts([c.text for c in found]) @ wanted
+    words = _words(question)
+    figures = bool(_FIGURES_RE.search(question))
+    cued = {name for name, cue in FIELD_CUES.items() if cue.search(question)}
+    scored = [
+        Candidate(c.text, c.field, float(sim) + _bonus(c, words, figures, cued))
+        for c, sim in zip(found, similarity, strict=True)
+    ]
+    return sorted(scored, key=lambda c: -c.score)
+
+
+def _bonus(candidate: Candidate, words: set[str], figures: bool, cued: set[str]) -> float:
+    shared = len(words & _words(candidate.text)) * WORD_WEIGHT
+    field = FIELD_BONUS if candidate.field in cued else 0.0
+    has_figure = not candidate.field and _NUMBER_RE.search(candidate.text)
+    numbers = FIGURE_BONUS if figures and has_figure else 0.0
+    return shared + field + numbers
+
+
+def best_answer(question: str, record: Record) -> tuple[list[str], bool]:
+    """The one or two sentences that answer `question`, and whether they do.
+
+    When the best candidate ranks below ANSWERS_FROM the sentences are the
+    closest the record has, and the second value is False.
+    """
+    order = ranked(question, record)
+    if not order:
+        return [], False
+    best = [order[0]]
+    if len(order) > 1 and order[0].score - order[1].score <= SECOND_WITHIN:
+        best.append(order[1])
+    cued = order[0].field and FIELD_CUES.get(order[0].field, _NEVER).search(question)
+    return [_quoted(c) for c in best], bool(cued) or order[0].score >= ANSWERS_FROM
+
+
+def _quoted(candidate: Candidate) -> str:
+    if not candidate.field:
+        return candidate.text
+    value = candidate.text.split(": ", 1)[1]
+    return f"{candidate.field}: {value}"

@@ -1,0 +1,64 @@
+"""Golden examples in offline answers: the verified answer leads.
+
+The agent puts the golden examples nearest the question (top 2, cosine at
+least 0.6) in the system prompt under "Verified Knowledge". The offline
+engine reads them there, as a model would, looks up the incidents the
+verified answer cites (so their ids are re-verified against the current
+data, like any citation), and leads its answer with it under a "Verified
+answer" heading, the tools' evidence after. Without a match nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from copilot.chat_models.base import ChatMessage
+from copilot.chat_models.offline.reading import ToolOutcome
+from copilot.chat_models.offline.routes import Route
+from copilot.prompts import GOLDEN_HEADING
+from incidents.parsing import find_incident_ids
+
+MAX_VERIFIED_LOOKUPS = 3
+_EXAMPLE_RE = re.compile(r"^Q: (?P<question>.*?)\nA: (?P<answer>.*?)(?=\n\nQ: |\n*\Z)", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class VerifiedAnswer:
+    question: str
+    answer: str
+
+    @property
+    def incident_ids(self) -> list[str]:
+        return find_incident_ids(self.answer)
+
+
+def verified_answers(messages: Sequence[ChatMessage]) -> list[VerifiedAnswer]:
+    """The golden examples of the system prompt, nearest first."""
+    system = next((m for m in messages if m["role"] == "system"), None)
+    text = str(system.get("content") or "") if system else ""
+    _, found, block = text.partition(GOLDEN_HEADING)
+    if not found:
+        return []
+    return [
+        VerifiedAnswer(m.group("question").strip(), m.group("answer").strip())
+        for m in _EXAMPLE_RE.finditer(block)
+    ]
+
+
+def golden_lookups(golden: Sequence[VerifiedAnswer], routes: Sequence[Route]) -> list[Route]:
+    """Lookups of the incidents the leading verified answer cites, not already asked for."""
+    if not golden:
+        return []
+    asked = {r.arguments.get("incident_id") for r in routes}
+    wanted = [i for i in golden[0].incident_ids if i not in asked][:MAX_VERIFIED_LOOKUPS]
+    return [Route("lookup_incident_by_id", {"incident_id": i}, "verified answer") for i in wanted]
+
+
+def lead_with_verified(golden: VerifiedAnswer, answer: str, outcomes: list[ToolOutcome]) -> str:
+    """The verified answer first (ids not in the current data said so), then the evidence."""
+    found = {r.id for o in outcomes for r in o.records}
+    missing = [i for i in golden.incident_ids if i not in found]
+    note = f"\n\n(Not in the current data: {', '.join(missing)}.)" if missing else ""
+    return f"### Verified answer\n\n{golden.answer}{note}\n\n### From the records\n\n{answer}"

@@ -1,0 +1,119 @@
+"""The offline engine's understanding end to end: follow-ups from the record, golden
+examples leading the answer, windows that keep their subject, titles."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from copilot.events import DoneEvent, Event, TitleEvent, ToolCallEvent
+from copilot.models import Conversation, GoldenExample
+from copilot.services import conversation_create, conversation_reply, golden_example_embed
+from copilot.titles import heuristic_title
+
+pytestmark = pytest.mark.usefixtures("desk")
+
+
+def ask(conversation: Conversation, user: User, text: str) -> list[Event]:
+    return list(conversation_reply(conversation=conversation, user=user, text=text))
+
+
+def done_of(events: list[Event]) -> DoneEvent:
+    return next(e for e in events if isinstance(e, DoneEvent))
+
+
+def tools_of(events: list[Event]) -> list[tuple[str, dict]]:
+    return [(e.name, e.arguments) for e in events if isinstance(e, ToolCallEvent)]
+
+
+def test_what_was_the_resolution_rereads_the_incident_and_quotes_its_mitigation(
+    alice: User,
+) -> None:
+    """The seeds' own follow-up: answered from the record the last turn showed."""
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "Merchants are getting HTTP 403 after we rotated the API key")
+    follow_up = ask(conversation, alice, "What was the resolution?")
+    assert tools_of(follow_up) == [("lookup_incident_by_id", {"incident_id": "INC-2025-08-24-001"})]
+    answer = done_of(follow_up).content
+    assert answer.startswith("> Mitigation: Re-synced the secret to every gateway pool")
+    assert "INC-2025-08-24-001" in done_of(follow_up).citations
+
+
+def test_a_detail_follow_up_quotes_the_sentence_that_answers_it(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "Checkout p99 went through the roof, seen it before?")
+    answer = done_of(ask(conversation, alice, "how long did that last?")).content
+    assert answer.splitlines()[0] == "> Checkout p99 latency rose to 9 seconds for 25 minutes."
+
+
+def test_the_second_one_points_at_the_second_result(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    first = ask(conversation, alice, "Any incidents in 2025?")
+    ids = done_of(first).citations
+    assert len(ids) >= 2
+    follow_up = ask(conversation, alice, "the second one - what caused it?")
+    assert tools_of(follow_up)[0] == ("lookup_incident_by_id", {"incident_id": ids[1]})
+
+
+def test_a_runbook_follow_up_searches_knowledge_with_the_incidents_topic(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "Merchants are getting HTTP 403 after we rotated the API key")
+    follow_up = ask(conversation, alice, "is there a runbook for that?")
+    name, arguments = tools_of(follow_up)[0]
+    assert name == "search_knowledge" and arguments["type_filter"] == "runbook"
+    assert "403" in arguments["query"]
+    assert "KB-RB-001" in done_of(follow_up).content
+
+
+def test_a_window_question_keeps_its_subject(alice: User) -> None:
+    """ "PayU Core timeouts in the last 90 days": PayU Core incidents in the window only."""
+    conversation = conversation_create(owner=alice)
+    events = ask(conversation, alice, "PayU Core problems between June and December 2025")
+    assert tools_of(events)[0][0] == "search_similar_incidents"
+    result = next(e for e in events if hasattr(e, "data") and "applied_filters" in e.data)
+    assert result.data["applied_filters"]["applications"] == ["PayU Core"]
+    assert [r["incident_id"] for r in result.data["results"]] == ["INC-2025-08-24-001"]
+
+
+def test_a_matching_golden_example_leads_the_offline_answer(alice: User) -> None:
+    example = GoldenExample.objects.create(
+        question="Why did PayU merchants get 403s after the key rotation?",
+        answer="The rotated key never reached the gateway cache: see INC-2025-08-24-001.",
+    )
+    golden_example_embed(example=example)
+    conversation = conversation_create(owner=alice)
+    events = ask(conversation, alice, "Why did PayU merchants get 403s after the key rotation?")
+    answer = done_of(events).content
+    assert answer.startswith("### Verified answer\n\nThe rotated key never reached")
+    assert "### From the records" in answer
+    assert ("lookup_incident_by_id", {"incident_id": "INC-2025-08-24-001"}) in tools_of(events)
+    assert "unverified" not in answer
+
+
+def test_without_a_golden_match_the_answer_is_unchanged(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    answer = done_of(ask(conversation, alice, "Checkout latency spike from the pool")).content
+    assert "Verified answer" not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "title"),
+    [
+        ("Payments gettin 403 for merchants since the key rotation", "Payments 403 Merchants Key"),
+        ("cloudflare?", "Cloudflare incidents"),
+        ("hello", ""),
+        ("What caused INC-2025-08-24-001?", "Incident INC-2025-08-24-001"),
+    ],
+)
+def test_titles_are_two_to_four_words_of_the_key_phrase(question: str, title: str) -> None:
+    assert heuristic_title(question) == title
+
+
+def test_a_greeting_leaves_the_conversation_untitled_until_a_question(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    greeting = ask(conversation, alice, "hi there")
+    assert not any(isinstance(e, TitleEvent) for e in greeting)
+    assert not tools_of(greeting)
+    question = ask(conversation, alice, "settlement report missing rows?")
+    title = next(e for e in question if isinstance(e, TitleEvent)).title
+    assert 2 <= len(title.split()) <= 4
