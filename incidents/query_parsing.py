@@ -76,8 +76,8 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     """
     parsers = (
         _between_window, _relative_window, _period_start_window, _this_window, _day_window,
-        _quarter_window, _season_window, _month_window, _year_window, _since_date_window, _since_window,
-        _since_weekday_window, _recent_window,
+        _quarter_window, _season_window, _month_window, _year_window, _since_date_window,
+        _since_window, _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
         found = parser(text, today)
