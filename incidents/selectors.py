@@ -541,7 +541,8 @@ def parse_incident_filters(
         # "PayU Core timeouts in the last 90 days": the window is a filter and
         # the application named loosely beside it another; the rest is ranked.
         mention = qp.find_application_mention(rest, catalog.entries)
-        match, subject = (mention.match, mention.subject) if mention else (None, None)
+        if mention and _few_words_beside(rest, mention.subject):
+            match, subject = mention.match, mention.subject
     filters = IncidentFilters(
         application=subject if match else None,
         applications=match.applications if match else (),
@@ -553,6 +554,15 @@ def parse_incident_filters(
     if match and subject:
         rest = re.sub(re.escape(subject), " ", qp.normalise_mention_text(rest), flags=re.IGNORECASE)
     return filters, qp.strip_filter_words(rest)
+
+
+MENTION_TOPIC_WORDS = 3  # more words beside the name: a description, not "<app> <topic>"
+
+
+def _few_words_beside(text: str, subject: str) -> bool:
+    """A short "<application> <topic>" question, where the name is a filter."""
+    words = content_words(qp.normalise_mention_text(text))
+    return len([w for w in words if w not in subject.split()]) <= MENTION_TOPIC_WORDS
 
 
 def relaxed_filters(filters: IncidentFilters) -> list[IncidentFilters]:

@@ -191,7 +191,7 @@ def _decide(
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
     if p1 >= UNSURE_BELOW or p2 < EVIDENCE_FROM:
-        return _slots_agree(question, first, guess, catalog, today)
+        return _slots_agree(question, first, guess, catalog, today, sure=p1 >= UNSURE_BELOW)
     considered = f"{first} {p1:.2f} vs {second} {p2:.2f}"
     pair = {first, second}
     for weigh in (_by_window, _by_document_type, _by_application_named):
@@ -212,11 +212,19 @@ def _slots_agree(
     guess: IntentGuess,
     catalog: Sequence[qp.ApplicationEntry],
     today: dt.date,
+    *,
+    sure: bool = True,
 ) -> tuple[str, str]:
-    """Even a confident listing needs its slot: an application, or a window."""
+    """Even a confident listing needs its slot: an application, or a window. An unsure
+    one also needs nothing else to search for ("the S3 outage caused by a typo")."""
     if intent == "by_application" and qp.find_application_mention(question, catalog) is None:
         runner_up = guess.ranked[1][0]
         return runner_up, f"by_application {guess.confidence:.2f} but no application named"
+    if intent == "by_application" and not sure:
+        pair = {intent, guess.ranked[1][0]}
+        decided = _by_application_named(question, pair, catalog, today)
+        if decided is not None:
+            return decided
     if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
         runner_up = guess.ranked[1][0]
         return runner_up, f"recent {guess.confidence:.2f} but no time window"
