@@ -526,6 +526,14 @@ class ApplicationMention:
     match: ApplicationMatch
     fuzzy: bool = False
 
+    @property
+    def names_a_component(self) -> bool:
+        """Only named inside the parentheses of the matches ("Postgres" of
+        "incident.io on GKE (Postgres, Memcached)"): a technology, not a product."""
+        terms = application_terms(self.subject)
+        heads = [_words(re.sub(r"\s*\(.*?\)", "", a)) for a in self.match.applications]
+        return all(not any(t in head for t in terms) for head in heads)
+
 
 def normalise_mention_text(text: str) -> str:
     """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com"."""

@@ -169,9 +169,19 @@ def train(rows: Sequence[BankRow], matrix: np.ndarray, c: float = REGULARISATION
 
 
 def bank_matrix(rows: Sequence[BankRow]) -> np.ndarray:
+    """The features of every bank row (embedding them takes seconds: cached under var/)."""
+    path = _cache_path(rows).with_name(_cache_path(rows).stem + "-features.npy")
+    if path.exists():
+        loaded: np.ndarray = np.load(path)
+        return loaded
     texts = [r.text for r in rows]
     vectors, last_vectors = _embed_rows(texts)
-    return features(texts, vectors, last_vectors)
+    matrix = features(texts, vectors, last_vectors)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{threading.get_ident()}.tmp.npy")
+    np.save(partial, matrix)
+    partial.replace(path)
+    return matrix
 
 
 # --- the process-wide model, cached on disk ----------------------------------------

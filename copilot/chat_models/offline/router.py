@@ -152,14 +152,17 @@ def _follow_up_kind(
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
     # says; a bare pronoun needs the model to lean that way too.
+    search = guess.among(SEARCH_INTENTS)
+    # "Is there a runbook for this kind of thing?": a document about what "this" is.
+    documents_about_it = search.intent == "knowledge" and follow_ups.has_reference(question)
     referring = (
         guess.intent == "follow_up"
         or follow_ups.points_back(question)
+        or documents_about_it
         or (guess.probability("follow_up") >= 0.2 and follow_ups.has_reference(question))
     )
     if not referring:
         return None
-    search = guess.among(SEARCH_INTENTS)
     return follow_ups.follow_up_kind(
         question,
         state,
@@ -217,9 +220,14 @@ def _slots_agree(
 ) -> tuple[str, str]:
     """Even a confident listing needs its slot: an application, or a window. An unsure
     one also needs nothing else to search for ("the S3 outage caused by a typo")."""
-    if intent == "by_application" and qp.find_application_mention(question, catalog) is None:
-        runner_up = guess.ranked[1][0]
-        return runner_up, f"by_application {guess.confidence:.2f} but no application named"
+    if intent == "by_application":
+        mention = qp.find_application_mention(question, catalog)
+        if mention is None or (mention.names_a_component and not sure):
+            runner_up = guess.ranked[1][0]
+            return runner_up, f"by_application {guess.confidence:.2f} but no application named"
+        if mention.names_a_component and _words_beside(question, mention.subject) > 1:
+            runner_up = guess.ranked[1][0]
+            return runner_up, f"{mention.subject} is a component, and there is more to search"
     if intent == "by_application" and not sure:
         pair = {intent, guess.ranked[1][0]}
         decided = _by_application_named(question, pair, catalog, today)
@@ -273,10 +281,15 @@ def _by_application_named(
     mention = qp.find_application_mention(question, catalog)
     if mention is None:
         return other, "no application named"
-    rest = _subject_words(re.sub(re.escape(mention.subject), " ", _normalised(question)))
-    if rest and len(rest.split()) > 1:
-        return other, f"names {mention.subject} and more: {rest}"
+    if _words_beside(question, mention.subject) > 1:
+        return other, f"names {mention.subject} and more"
     return "by_application", f"names {mention.subject}"
+
+
+def _words_beside(question: str, subject: str) -> int:
+    """Content words of the question besides the application's name."""
+    rest = _subject_words(re.sub(re.escape(subject), " ", _normalised(question)))
+    return len(rest.split())
 
 
 def _normalised(question: str) -> str:

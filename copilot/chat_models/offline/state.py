@@ -41,6 +41,6 @@ class ConversationState:
 
     @property
     def topic(self) -> str:
-        """What the conversation is on: the earlier question and the focused incident."""
-        title = self.focus[0].title if self.focus else ""
-        return f"{self.last_question} {title}".strip()
+        """What the conversation is on: the focused incident's title (the earlier
+        question may itself be a follow-up such as "how much data was lost?")."""
+        return self.focus[0].title if self.focus else self.last_question

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from copilot.chat_models.offline.intents import bank_cross_validation
 from copilot.evaluation import evaluate, evaluate_golden
 from incidents.importers import ImportFileError
 
@@ -26,6 +27,12 @@ class Command(BaseCommand):
             "active datasets) and report whether the answer cites the golden answer's ids",
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--bank",
+            action="store_true",
+            help="also cross-validate the intent model on its bank (k-fold and "
+            "leave-one-style-out) and print those figures",
+        )
         parser.add_argument(
             "--explain",
             action="store_true",
@@ -50,12 +57,21 @@ class Command(BaseCommand):
             )
         except (ImportFileError, OSError, KeyError, ValueError) as exc:
             raise CommandError(f"cannot evaluate: {exc}") from exc
+        if options["bank"]:
+            report["bank"] = bank_cross_validation()
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
         if options["explain"]:
             self.write_explanations(report)
         self.write_table(report)
+        if "bank" in report:
+            bank = report["bank"]
+            self.stdout.write(
+                f"  intent bank ({bank['questions']} questions): k-fold accuracy "
+                f"{bank['kfold_accuracy']:.3f}, leave-one-style-out "
+                f"{bank['leave_one_style_out_accuracy']:.3f}"
+            )
 
     def write_explanations(self, report: dict[str, Any]) -> None:
         for qid, explanation in report["explanations"].items():
