@@ -86,6 +86,12 @@ _COMMENT_RE = _any(
     r"\b(?:[A-Z][a-z]+|I|we)\s+(?:will|'ll)\s+(?:roll|restart|revert|rotate|page|own|check|fix|"
     r"monitor|investigate|deploy|scale|disable|enable|follow)\b",
 )
+_DECISION_QUESTION_RE = _any(
+    r"\bwhat\s+(?:did|have|had)\s+we\s+(?:decide|decided|agree|agreed)\b",
+    r"\bwhat\s+(?:was|were|has\s+been|have\s+been)\s+(?:decided|agreed)\b",
+    r"\bdecisions?\s+(?:so\s+far|log|ledger)\b",
+    r"\b(?:list|show)\s+(?:the\s+|our\s+)?(?:decisions|action\s+items)\b",
+)
 # The user's own words asking about the incident at hand.
 _SUMMARY_RE = _any(
     r"\b(?:summar(?:y|ise|ize)|recap)\b",
@@ -163,7 +169,9 @@ def _by_intent(
         return TurnDecision(ASK_SUMMARY, reason="asks for a summary")
     if has_incident and _COMMENT_RE.search(text):
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
-    if top == "decision_summary":
+    if top == "decision_summary" and (has_incident or _DECISION_QUESTION_RE.search(text)):
+        # Without an incident at hand only an explicit "what did we decide?" is
+        # about this conversation's ledger; "what should we have had in place?" is not.
         return TurnDecision(ASK_SUMMARY, reason="asks for the decisions")
     if top == "comment" and has_incident and probabilities["comment"] >= COMMENT_SURE:
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")

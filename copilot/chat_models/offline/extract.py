@@ -46,6 +46,13 @@ _NEVER = re.compile(r"(?!)")
 FIELD_BONUS = 0.25  # a field the question names outranks a body sentence that only resembles it
 WORD_WEIGHT = 0.08  # per shared word: names and figures the embedding blurs
 FIGURE_BONUS = 0.15  # "how long", "how many": sentences with numbers
+DURATION_BONUS = 0.4  # above a field's bonus: "how long till recovery" is not "how it recovered"
+_DURATION_RE = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|seconds?)\b"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|several|many)\s+"
+    r"(?:minutes?|hours?|days?|weeks?)\b",
+    re.IGNORECASE,
+)
 # Below this the best candidate does not answer the question (MiniLM cosine
 # of unrelated sentences sits around 0.1-0.25).
 ANSWERS_FROM = 0.35
@@ -96,6 +103,8 @@ def ranked(question: str, record: Record) -> list[Candidate]:
 
 def _bonus(candidate: Candidate, words: set[str], figures: bool, cued: set[str]) -> float:
     shared = len(words & _words(candidate.text)) * WORD_WEIGHT
+    if figures and _DURATION_RE.search(candidate.text):
+        return shared + DURATION_BONUS  # "how long…": a stated duration answers it
     field = FIELD_BONUS if candidate.field in cued else 0.0
     has_figure = not candidate.field and _NUMBER_RE.search(candidate.text)
     numbers = FIGURE_BONUS if figures and has_figure else 0.0

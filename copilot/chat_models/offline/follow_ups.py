@@ -78,7 +78,8 @@ _MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
 _PROCEDURE_RE = re.compile(
     r"\b(?:should\s+(?:we|i|they|you)\s+(?:have|do)|in\s+place|prevent\w*|avoid\w*|"
     r"guard\w*\s+against|lessons?|best\s+practices?|how\s+(?:do|should|can|would)\s+(?:we|i)|"
-    r"what\s+(?:do|should|can)\s+(?:we|i)\s+do|next\s+time)\b",
+    r"what\s+(?:do|should|can)\s+(?:we|i)\s+do|next\s+time|what\s+now|checklist|"
+    r"standard\s+(?:response|procedure|practice))\b",
     re.IGNORECASE,
 )
 _DOCUMENT_RE = re.compile(

@@ -163,11 +163,9 @@ def _follow_up_kind(
     )
     if not referring:
         return None
-    return follow_ups.follow_up_kind(
-        question,
-        state,
-        about_documents=search.intent == "knowledge" and search.confidence >= UNSURE_BELOW,
-    )
+    # Documents only when asked for in words: the model's "knowledge" leans on
+    # words like "recovery" that detail questions share ("how long till recovery?").
+    return follow_ups.follow_up_kind(question, state, about_documents=documents_about_it)
 
 
 def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> str | None:

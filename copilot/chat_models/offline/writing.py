@@ -44,6 +44,7 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
         r"solution|change[ds]?|do\s+about)\b", re.I)),
     ("root_cause", re.compile(r"\b(?:root\s+cause|caused?|why|trigger\w*)\b", re.I)),
 ]  # fmt: skip
+_REPEAT_RE = re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.IGNORECASE)
 _EXTERNAL_RE = re.compile(
     r"\b(?:third[- ]party|vendor|supplier|provider|upstream|external|dependency|dependencies)\b",
     re.IGNORECASE,
@@ -127,6 +128,8 @@ def _incident_records(outcomes: list[ToolOutcome]) -> list[Record]:
 
 
 def _search_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    if _WINDOW_FILTER_RE.search(outcomes[0].text) and not outcomes[0].expanded:
+        return _window_listing(question, outcomes)
     records = _incident_records(outcomes)
     lead = (
         ["Nothing matched the filters in your question, so I searched without them."]
@@ -140,6 +143,18 @@ def _search_answer(question: str, outcomes: list[ToolOutcome], state: Conversati
     if others:
         parts.append("Other similar incidents:\n" + "\n".join(_bullets(others)))
     return "\n\n".join(parts)
+
+
+_WINDOW_FILTER_RE = re.compile(r"^Filters: .*'window'", re.MULTILINE)
+
+
+def _window_listing(question: str, outcomes: list[ToolOutcome]) -> str:
+    """A search inside a time window is a listing: every incident found, newest first."""
+    records = sorted(_incident_records(outcomes), key=lambda r: r.get("Occurred At"), reverse=True)
+    if not records:
+        return f"I found nothing matching “{question.strip()}” in that window."
+    count = f"{len(records)} incident{'s' if len(records) != 1 else ''}"
+    return f"{count} in that window, newest first:\n\n" + "\n".join(_bullets(records))
 
 
 def _list_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
@@ -174,6 +189,8 @@ def _field_answer(question: str, outcomes: list[ToolOutcome], state: Conversatio
         return outcomes[0].text.splitlines()[0]
     record = records[0]
     facet = next((name for name, pattern in _FACETS if pattern.search(question)), "")
+    if _DURATION_RE.search(question):
+        facet = ""  # "how long till it recovered?" asks for a figure, not the fix
     lead = _FACT_WRITERS.get(facet, _extracted)(question, record)
     return f"{lead}\n\nFrom {_reference(record)}:\n" + "\n".join(_details(record, skip=facet))
 
@@ -246,6 +263,8 @@ def _fits(question: str, record: Record) -> bool:
     """External causes and categories by the record's fields; else by topic words."""
     if _EXTERNAL_RE.search(question):
         return bool(record.get("Accountable Party")) or record.get("Category") == "dependency"
+    if _REPEAT_RE.search(question):
+        return record.get("Repeat Incident") == "Yes"
     category = qp.parse_category(question)
     if category:
         return record.get("Category") == category
