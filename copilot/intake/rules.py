@@ -130,6 +130,7 @@ def wants_ticket(text: str) -> bool:
 # a screenshot, or report/ticket wording; and a statement is added to the
 # open incident as a comment only when the model is this sure.
 COMMENT_SURE = 0.6
+CHIT_CHAT_SURE = 0.8  # as the router's: a terse search can look like chat
 
 
 def classify_turn(
@@ -169,16 +170,16 @@ def _by_intent(
         return TurnDecision(ASK_SUMMARY, reason="asks for a summary")
     if has_incident and _COMMENT_RE.search(text):
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
+    if has_image and not is_question(text):
+        return TurnDecision(NEW_INCIDENT, False, ticket, False, "attaches a screenshot")
     if top == "decision_summary" and (has_incident or _DECISION_QUESTION_RE.search(text)):
         # Without an incident at hand only an explicit "what did we decide?" is
         # about this conversation's ledger; "what should we have had in place?" is not.
         return TurnDecision(ASK_SUMMARY, reason="asks for the decisions")
     if top == "comment" and has_incident and probabilities["comment"] >= COMMENT_SURE:
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
-    if top == "chit_chat":
+    if top == "chit_chat" and probabilities["chit_chat"] >= CHIT_CHAT_SURE:
         return TurnDecision(CHIT_CHAT, reason="a greeting or thanks")
-    if has_image and not is_question(text):
-        return TurnDecision(NEW_INCIDENT, False, ticket, False, "attaches a screenshot")
     if top in {"report", "question"} and _reads_as_ongoing(text):
         return TurnDecision(NEW_INCIDENT, False, ticket, False, "describes something ongoing")
     return TurnDecision(QUERY_PAST, reason=f"asks about past incidents ({guess.describe(2)})")

@@ -89,7 +89,7 @@ def test_a_follow_up_uses_what_the_last_turn_found(alice: User) -> None:
         "lookup_incident_by_id",
         {"incident_id": "INC-2025-10-02-001"},
     )
-    assert done_of(events).content.startswith("Killed the query, added an index")
+    assert done_of(events).content.startswith("> Mitigation: Killed the query, added an index")
 
 
 def test_is_there_a_runbook_for_this_searches_knowledge_about_the_incident(alice: User) -> None:
@@ -134,14 +134,18 @@ def test_golden_examples_near_the_question_go_into_the_run(alice: User) -> None:
 
 def test_the_run_is_traced_with_its_tool_calls(alice: User) -> None:
     conversation = conversation_create(owner=alice)
-    done = done_of(ask(conversation, alice, "What was the settlement report bug?"))
+    done = done_of(
+        ask(conversation, alice, "Settlement report missing rows after a DST change, seen before?")
+    )
     run = AgentRun.objects.get(pk=done.run_id)
     assert (run.status, run.model, run.rounds) == ("done", "offline", 1)
     assert run.latency_ms is not None and run.first_event_ms is not None
     assert run.citations_kept == done.citations
     call = ToolCall.objects.get(run=run)
     assert call.name == "search_similar_incidents"
-    assert call.arguments["query"] == "What was the settlement report bug?"
+    assert (
+        call.arguments["query"] == "Settlement report missing rows after a DST change, seen before?"
+    )
     assert "INC-2025-09-01-001" in call.result_text
 
 
@@ -149,7 +153,9 @@ def test_without_tracing_no_tool_payloads_are_stored(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     conversation.tracing_enabled = False
     conversation.save()
-    done = done_of(ask(conversation, alice, "What was the settlement report bug?"))
+    done = done_of(
+        ask(conversation, alice, "Settlement report missing rows after a DST change, seen before?")
+    )
     call = ToolCall.objects.get(run_id=done.run_id)
     assert (call.arguments, call.result_text) == ({}, "")
     assert call.result_count is not None and call.result_count > 0
@@ -212,7 +218,9 @@ def test_history_keeps_the_latest_whole_turns_within_the_budget(alice: User) -> 
 
 def test_staff_see_runs_read_only_in_the_admin(alice: User, bob: User, client) -> None:
     conversation = conversation_create(owner=alice)
-    done = done_of(ask(conversation, alice, "What was the settlement report bug?"))
+    done = done_of(
+        ask(conversation, alice, "Settlement report missing rows after a DST change, seen before?")
+    )
     client.force_login(bob)
     page = client.get(f"/admin/copilot/agentrun/{done.run_id}/change/")
     assert page.status_code == 200

@@ -63,14 +63,14 @@ def search(*rows: Row) -> list[ToolOutcome]:
 
 def test_a_field_follow_up_answers_that_field_first_and_cites_the_incident() -> None:
     answer = write_answer("What was the mitigation?", lookups(POOL), STATE)
-    assert answer.startswith("Added an index.")
+    assert answer.startswith("> Mitigation: Added an index.")
     assert "**INC-2025-10-02-001**" in answer
-    assert "Mitigation:" not in answer  # not repeated below the direct answer
+    assert answer.count("Mitigation:") == 1  # not repeated below the direct answer
 
 
 def test_how_long_picks_the_sentence_with_the_duration() -> None:
     answer = write_answer("How long did it last?", lookups(POOL), STATE)
-    assert answer.startswith("Checkout was slow for 25 minutes.")
+    assert answer.startswith("> Checkout was slow for 25 minutes.")
 
 
 def test_which_of_those_keeps_incidents_an_outside_party_caused() -> None:
