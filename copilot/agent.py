@@ -48,7 +48,15 @@ from copilot.events import (
 )
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
-from copilot.tools import ToolContext, ToolResult, parse_arguments, run_tool, tool_specs
+from copilot.tools import (
+    ToolContext,
+    ToolResult,
+    parse_arguments,
+    run_tool,
+    status_before,
+    statuses_after,
+    tool_specs,
+)
 from incidentdesk.db import derived_writes
 from knowledge.selectors import knowledge_stale_ids
 
@@ -56,6 +64,7 @@ logger = logging.getLogger(__name__)
 
 PARTIAL_SAVE_SECONDS = 0.3  # how often a streaming answer is written for reloads
 CANCEL_CHECK_SECONDS = 0.25  # how often the stop button is looked for while streaming
+ANALYZING = "Analyzing your request... please hold on."
 _TITLE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="copilot-title")
 
 
@@ -153,7 +162,6 @@ class _Run:
 
     def _answer(self, text: str) -> Iterator[Event]:
         """Rounds of model + tools, bounded; then the checked, stored answer."""
-        yield StatusEvent("Analyzing your request... please hold on.")
         title = self._start_title(text)
         messages = self._prompt(text)
         turn = _Turn()
@@ -164,6 +172,8 @@ class _Run:
             turn = yield from self._model_turn(messages, [] if final else tool_specs())
             if turn.failure or not turn.calls or final:
                 break
+            if round_number == 1:  # the model decided to work on it (a greeting does not)
+                yield StatusEvent(ANALYZING)
             self.rounds = round_number
             yield from self._run_tools(turn, messages)
         yield from self._title_event(title)
@@ -244,14 +254,15 @@ class _Run:
         self.unsaved.messages.append(self._assistant_message(turn, tool_calls=calls))
         messages.append(_as_chat_message(self.unsaved.messages[-1]))
         for call in calls:
-            yield StatusEvent(_status_before(call["name"], call["arguments"]))
+            yield StatusEvent(status_before(call["name"], call["arguments"]))
             yield ToolCallEvent(call["id"], call["name"], call["arguments"])
             result, latency_ms = self._call_tool(call)
             messages.append(_as_chat_message(self._tool_step(call, result, latency_ms)))
             yield ToolResultEvent(
                 call["id"], call["name"], result.count, latency_ms, result.data, result.error
             )
-            yield from (StatusEvent(text) for text in _statuses_after(call["name"], result))
+            after = statuses_after(call["name"], call["arguments"], result)
+            yield from (StatusEvent(text) for text in after)
             self._check_cancel()
 
     def _call_tool(self, call: dict[str, Any]) -> tuple[ToolResult, int]:
@@ -373,7 +384,7 @@ class _Run:
 
     def _start_title(self, text: str) -> Future[str] | None:
         """Written alongside the answer (a side call with an online model)."""
-        if self.conversation.title:
+        if self.conversation.title or not titles.worth_a_title(text):
             return None
         if runs_offline(self.model):  # a heuristic: no thread needed
             done: Future[str] = Future()
@@ -429,27 +440,3 @@ def _staleness_note(cited: list[str]) -> str:
         f"{settings.KNOWLEDGE_STALE_DAYS} days (stale); check it is still current before "
         "acting on it._"
     )
-
-
-def _status_before(name: str, arguments: dict[str, Any]) -> str:
-    """DESIGN's wording for what the agent is about to do."""
-    if name == "lookup_incident_by_id":
-        return f"Searching for {arguments.get('incident_id', 'the incident')}..."
-    if name == "get_incidents_by_application":
-        return f"Searching incidents for {arguments.get('app_name', 'the application')}..."
-    if name == "get_recent_incidents":
-        return f"Searching incidents from the last {arguments.get('days', 7)} days..."
-    if name == "search_knowledge":
-        return "Searching runbooks and known issues..."
-    return "Searching for Similar Incidents..."
-
-
-def _statuses_after(name: str, result: ToolResult) -> list[str]:
-    if result.error:
-        return []
-    if name == "search_knowledge":
-        return [f"Found {result.count} relevant documents..."]
-    statuses = ["Expanding search..."] if result.data.get("expanded") else []
-    if result.count == 0:
-        return [*statuses, "No similar incidents found"]
-    return [*statuses, f"Found {result.count} relevant incidents..."]

@@ -11,9 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import connection, transaction
 
 from incidents import selectors as incident_selectors
 from incidents.models import DatasetVersion
@@ -21,6 +25,8 @@ from incidents.parsing import find_incident_ids
 from incidents.rendering import incident_data, incident_text, incidents_text
 from knowledge import selectors as knowledge_selectors
 from knowledge.parsing import find_document_ids
+
+logger = logging.getLogger(__name__)
 
 MAX_LIMIT = 100
 MAX_DAYS = 36500
@@ -48,6 +54,7 @@ class ToolResult:
     count: int = 0
     ids: tuple[str, ...] = ()  # incident and document ids returned (citable)
     error: str = ""
+    broadened: bool = False  # the tool had to widen its search to find anything
 
 
 class ToolArgumentError(ValueError):
@@ -102,7 +109,7 @@ def lookup_incident_by_id(arguments: dict[str, Any], context: ToolContext) -> To
     raw = _text(arguments, "incident_id")
     incident = incident_selectors.lookup_incident_by_id(raw, version=context.incident_version)
     if incident is None:
-        return ToolResult(f"No incident with id {raw!r} was found.", {"incident": None})
+        return ToolResult(f"No incident found with ID {raw}.", {"incident": None})
     return ToolResult(
         "Found 1 incident:\n\n" + incident_text(incident),
         {"incident": incident_data(incident, body=incident.body)},
@@ -124,7 +131,10 @@ def search_similar_incidents(arguments: dict[str, Any], context: ToolContext) ->
         query, limit, now=context.now, version=context.incident_version
     )
     ids = tuple(hit.incident.incident_id for hit in found.hits)
-    return ToolResult(found.as_text(), found.as_data(), len(found.hits), ids)
+    data = found.as_data()
+    return ToolResult(
+        found.as_text(), data, len(found.hits), ids, broadened=bool(data.get("expanded"))
+    )
 
 
 def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -147,7 +157,9 @@ def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext
     }
     ids = tuple(incident.incident_id for incident in found.incidents)
     text = incidents_text(list(found.incidents), heading=heading, brief=len(ids) > BRIEF_OVER)
-    return ToolResult(text, data, len(ids), ids)
+    # An exact (case-insensitive) name match is the plain search; the partial
+    # and semantic fallbacks are the design's "broader search".
+    return ToolResult(text, data, len(ids), ids, broadened=found.how != "exact")
 
 
 def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -236,6 +248,87 @@ REQUIRED = {
 }
 
 
+# --- what the agent says about each tool -------------------------------------------------
+
+TOOL_ERROR_PREFIX = "An error occurred while "
+
+
+@dataclass(frozen=True)
+class Wording:
+    """A tool's status lines (DESIGN "Status events"), formatted with its
+    arguments, `n` (results) and `first` (the first id returned)."""
+
+    activity: str  # "searching incidents", for "An error occurred while ..."
+    before: str
+    found: str
+    nothing: str
+    broader: str = ""  # said when the tool had to widen its search
+
+
+WORDING: dict[str, Wording] = {
+    "lookup_incident_by_id": Wording(
+        activity="looking up the incident",
+        before="Searching for {incident_id}...",
+        found="Found incident {first}",
+        nothing="No incident found with ID {incident_id}",
+    ),
+    "search_similar_incidents": Wording(
+        activity="searching incidents",
+        before="Searching for Similar Incidents...",
+        found="Found {n} relevant incidents...",
+        nothing="No similar incidents found",
+        broader="Expanding search...",
+    ),
+    "get_incidents_by_application": Wording(
+        activity="listing the application's incidents",
+        before="Searching incidents for {app_name}...",
+        found="Found {n} incidents for {app_name}...",
+        nothing="No incidents found for {app_name}",
+        broader="Trying broader search...",
+    ),
+    "get_recent_incidents": Wording(
+        activity="listing recent incidents",
+        before="Searching incidents from the last {days} days...",
+        found="Found {n} incidents from the last {days} days...",
+        nothing="No incidents found from the last {days} days",
+    ),
+    "search_knowledge": Wording(
+        activity="searching the knowledge base",
+        before="Searching runbooks and known issues...",
+        found="Found {n} relevant documents...",
+        nothing="No matching documents found",
+    ),
+}
+_DEFAULT_ARGUMENTS = {
+    "incident_id": "the incident", "app_name": "the application", "days": 7,
+}  # fmt: skip
+
+
+def status_before(name: str, arguments: dict[str, Any]) -> str:
+    """What the agent is about to do."""
+    wording = WORDING.get(name)
+    return _format(wording.before, arguments) if wording else f"Running {name}..."
+
+
+def statuses_after(name: str, arguments: dict[str, Any], result: ToolResult) -> list[str]:
+    """What it found: a wider search first when there was one, then the count.
+    A call the model must fix says nothing; a failure says what failed."""
+    wording = WORDING.get(name)
+    if wording is None or (result.error and not result.error.startswith(TOOL_ERROR_PREFIX)):
+        return []
+    if result.error:
+        return [f"{TOOL_ERROR_PREFIX}{wording.activity}"]
+    first = result.ids[0] if result.ids else ""
+    line = wording.found if result.count else wording.nothing
+    done = _format(line, arguments, n=result.count, first=first)
+    return [wording.broader, done] if result.broadened and wording.broader else [done]
+
+
+def _format(template: str, arguments: dict[str, Any], **figures: Any) -> str:
+    values = {**_DEFAULT_ARGUMENTS, **{k: v for k, v in arguments.items() if v}, **figures}
+    return template.format_map(values)
+
+
 def tool_specs() -> list[dict[str, Any]]:
     """The tools in the OpenAI function-calling format."""
     return [
@@ -268,17 +361,48 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def run_tool(name: str, raw_arguments: str, context: ToolContext) -> ToolResult:
-    """Run a tool by name; every failure comes back as text the model can act on."""
+    """Run a tool by name; every failure comes back as text the model can act on:
+    arguments it can fix, or an error (a database error, a timeout, a backend
+    down) it can work around by retrying or answering with what it has."""
     tool = TOOLS.get(name)
     if tool is None:
         known = ", ".join(TOOLS)
         error = f"Unknown tool {name!r}. Available tools: {known}."
         return ToolResult(f"Error: {error}", error=error)
     try:
-        return tool(parse_arguments(raw_arguments), context)
+        with _undone_on_error():
+            return tool(parse_arguments(raw_arguments), context)
     except ToolArgumentError as exc:
         error = f"{name}: {exc}."
         return ToolResult(f"Error: {error} Fix the arguments and call it again.", error=error)
+    except Exception as exc:  # any failure is the model's to work around
+        logger.warning("tool %s failed", name, exc_info=True)
+        return tool_failure(name, exc)
+
+
+def tool_failure(name: str, exc: BaseException) -> ToolResult:
+    """DESIGN's "An error occurred while ..." result, with the cause's first line."""
+    cause = (str(exc).strip().splitlines() or [""])[0][:300]
+    error = f"{TOOL_ERROR_PREFIX}{WORDING[name].activity}: {type(exc).__name__}" + (
+        f": {cause}" if cause else ""
+    )
+    return ToolResult(
+        f"{error}\nTry again later or another way, or answer with what the other tools "
+        "found and say what you could not look up.",
+        error=error,
+    )
+
+
+@contextmanager
+def _undone_on_error() -> Iterator[None]:
+    """A failed query inside a transaction (a test's, a caller's) would poison
+    it; a savepoint undoes just the tool. In autocommit nothing needs undoing,
+    so no BEGIN/COMMIT is spent there."""
+    if not connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        yield
 
 
 def cited_ids_in(text: str) -> list[str]:
