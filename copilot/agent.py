@@ -124,6 +124,7 @@ class _Run:
         self.steps: list[dict[str, Any]] = []
         self.returned: set[str] = set()  # ids tools returned in this conversation (citable)
         self.new_title = ""  # generated for an untitled conversation, not stored yet
+        self.question = ""
         self.unsaved = _UnsavedSteps()
         # A run that just started has not been stopped: the first look is due
         # CANCEL_CHECK_SECONDS from now, which most offline answers never reach.
@@ -134,6 +135,7 @@ class _Run:
 
     def events(self, text: str) -> Iterator[Event]:
         """1. store the question; 2. answer; a failure ends with an error event."""
+        self.question = text
         with transaction.atomic():
             question = services.conversation_message_append(
                 conversation=self.conversation, role=Message.Role.USER, content=text
@@ -320,7 +322,7 @@ class _Run:
         """Check citations, store the answer, close the trace."""
         yield StatusEvent("Almost done, wrapping up the details")
         text = turn.text.strip() or "I could not put an answer together from what I found."
-        checked = check_citations(text, self.returned)
+        checked = check_citations(text, self.returned, typed=self.question)
         turn.text = checked.text + _staleness_note(checked.kept)
         with derived_writes():
             self.unsaved.write()
