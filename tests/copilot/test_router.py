@@ -4,13 +4,13 @@ import datetime as dt
 
 import pytest
 
+from copilot.chat_models.offline.follow_ups import superlative
 from copilot.chat_models.offline.router import (
     ConversationState,
     Remembered,
     plan,
     route,
 )
-from copilot.chat_models.offline.follow_ups import superlative
 from incidents import query_parsing as qp
 
 CATALOG = [
