@@ -180,22 +180,21 @@ def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> Too
 def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
     """Search runbooks, postmortems, architecture notes and known issues.
 
-    Filters: type_filter (runbook, postmortem, architecture, known_issue),
-    service_filter, tag_filter. An empty query with filters lists documents.
+    Filters, each one value or a list (any of them matches): type_filter
+    (runbook, postmortem, architecture, known_issue), service_filter,
+    tag_filter. An empty query with filters lists documents.
     """
-    _reject_unknown(arguments, {"query", "limit", "type_filter", "service_filter", "tag_filter"})
+    arguments = _design_names(arguments)
+    _reject_unknown(arguments, {"query", "limit", *KNOWLEDGE_FILTERS})
     query = _text(arguments, "query", required=False)
-    filters = {
-        name: _text(arguments, name, required=False) or None
-        for name in ("type_filter", "service_filter", "tag_filter")
-    }
+    filters = {name: _texts(arguments, name) for name in KNOWLEDGE_FILTERS}
     if not query and not any(filters.values()):
         raise ToolArgumentError("give a query or at least one filter")
-    type_filter = filters["type_filter"]
-    if type_filter and type_filter.lower().replace(" ", "_") not in knowledge_selectors.TYPES:
-        raise ToolArgumentError(
-            f"'type_filter' must be one of {', '.join(knowledge_selectors.TYPES)}"
-        )
+    for value in filters["type_filter"]:
+        if value.lower().replace(" ", "_") not in knowledge_selectors.TYPES:
+            raise ToolArgumentError(
+                f"'type_filter' must be one of {', '.join(knowledge_selectors.TYPES)}"
+            )
     found = knowledge_selectors.search_knowledge(
         query,
         _integer(arguments, "limit", 10, MAX_LIMIT),
@@ -203,8 +202,38 @@ def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolRes
         version=context.knowledge_version,
     )
     ids = tuple(hit.document.doc_id for hit in found.hits)
-    data = {"query": query, "filters": found.filters, "groups": found.grouped()}
+    data = {"query": query, "filters": found.filters, "groups": found.grouped(design_names=True)}
     return ToolResult(found.as_text(), data, len(ids), ids)
+
+
+KNOWLEDGE_FILTERS = ("type_filter", "service_filter", "tag_filter")
+# The original design's argument names, which a model may still use.
+_CAMEL_CASE = {"typeFilter": "type_filter", "serviceFilter": "service_filter",
+               "tagFilter": "tag_filter"}  # fmt: skip
+MAX_FILTER_VALUES = 20
+
+
+def _design_names(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with camelCase names (typeFilter) under their snake_case ones."""
+    renamed = dict(arguments)
+    for camel, snake in _CAMEL_CASE.items():
+        if camel in renamed:
+            if snake in renamed:
+                raise ToolArgumentError(f"give '{snake}' or '{camel}', not both")
+            renamed[snake] = renamed.pop(camel)
+    return renamed
+
+
+def _texts(arguments: dict[str, Any], name: str) -> list[str]:
+    """A filter given as a string (commas separate values) or a list of strings."""
+    value = arguments.get(name)
+    items = value if isinstance(value, list) else [value]
+    if len(items) > MAX_FILTER_VALUES:
+        raise ToolArgumentError(f"'{name}' takes at most {MAX_FILTER_VALUES} values")
+    if any(item is not None and not isinstance(item, str) for item in items):
+        raise ToolArgumentError(f"'{name}' must be a string or a list of strings")
+    texts = [_text({name: item}, name, required=False) for item in items]
+    return knowledge_selectors.filter_values(texts)
 
 
 # --- registry ---------------------------------------------------------------------------
@@ -220,6 +249,13 @@ TOOLS: dict[str, Tool] = {
 }
 
 _LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
+
+
+def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
+    """A value or a list of them (DESIGN's filters take either)."""
+    return {"anyOf": [item, {"type": "array", "items": item, "maxItems": MAX_FILTER_VALUES}]}
+
+
 PARAMETERS: dict[str, dict[str, Any]] = {
     "lookup_incident_by_id": {"incident_id": {"type": "string"}},
     "search_similar_incidents": {"query": {"type": "string"}, "limit": _LIMIT | {"default": 5}},
@@ -234,9 +270,9 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     "search_knowledge": {
         "query": {"type": "string"},
         "limit": _LIMIT | {"default": 10},
-        "type_filter": {"type": "string", "enum": list(knowledge_selectors.TYPES)},
-        "service_filter": {"type": "string"},
-        "tag_filter": {"type": "string"},
+        "type_filter": _one_or_many({"type": "string", "enum": list(knowledge_selectors.TYPES)}),
+        "service_filter": _one_or_many({"type": "string"}),
+        "tag_filter": _one_or_many({"type": "string"}),
     },
 }
 REQUIRED = {
