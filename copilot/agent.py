@@ -48,7 +48,9 @@ from copilot.events import (
 )
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
+from copilot.steplog import step_log
 from copilot.tools import (
+    TOOL_ERROR_PREFIX,
     ToolContext,
     ToolResult,
     parse_arguments,
@@ -272,6 +274,15 @@ class _Run:
         result = run_tool(call["name"], call["raw"], self.context)
         latency_ms = round((time.perf_counter() - started) * 1000)
         self.returned.update(result.ids)
+        step_log(
+            run=self.run.pk,
+            step=call["name"],
+            outcome=_outcome(result),
+            ms=latency_ms,
+            round=self.rounds,
+            count=result.count,
+            **({"error": result.error} if result.error else {}),
+        )
         self.steps.append(
             {"tool": call["name"], "arguments": call["arguments"], "count": result.count,
              "ms": latency_ms, "error": result.error}
@@ -442,3 +453,10 @@ def _staleness_note(cited: list[str]) -> str:
         f"{settings.KNOWLEDGE_STALE_DAYS} days (stale); check it is still current before "
         "acting on it._"
     )
+
+
+def _outcome(result: ToolResult) -> str:
+    """ok, failed (the tool broke: database, timeout, backend) or rejected (bad arguments)."""
+    if not result.error:
+        return "ok"
+    return "failed" if result.error.startswith(TOOL_ERROR_PREFIX) else "rejected"

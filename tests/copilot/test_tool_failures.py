@@ -7,6 +7,8 @@ its statement timeout. Only which selector runs it is swapped in, by monkeypatch
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any
 
 import pytest
@@ -122,3 +124,36 @@ def test_offline_writing_answers_with_the_rest_after_a_failure() -> None:
         "base: ConnectionError: down\n\n"
     )
     assert "INC-2025-08-24-001" in answer
+
+
+def step_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    return [json.loads(r.getMessage()) for r in caplog.records if r.name == "copilot.steps"]
+
+
+@pytest.mark.usefixtures("slow_database", "openai_settings")
+def test_each_agent_step_is_one_json_line(
+    alice: User, openai_server: OpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="copilot.steps")
+    conversation = conversation_create(owner=alice, title="Key rotation")
+    openai_server.script(
+        tool_call_reply(
+            [
+                ("search_similar_incidents", '{"query": "403 after key rotation"}'),
+                ("search_knowledge", '{"query": "rotate PayU API keys"}'),
+                ("search_knowledge", '{"limit": "lots"}'),
+            ]
+        ),
+        text_reply("KB-RB-001 covers key rotation."),
+    )
+    done = ask(conversation)[-1]
+    assert isinstance(done, DoneEvent)
+    lines = step_lines(caplog)
+    assert [(line["step"], line["outcome"]) for line in lines] == [
+        ("search_similar_incidents", "failed"),
+        ("search_knowledge", "ok"),
+        ("search_knowledge", "rejected"),
+    ]
+    assert all(line["run"] == done.run_id and isinstance(line["ms"], int) for line in lines)
+    assert lines[0]["error"].startswith("An error occurred while searching incidents")
+    assert lines[1]["count"] >= 1
