@@ -1,4 +1,5 @@
-"""The copilot's five tools: thin wrappers over the retrieval selectors.
+"""The copilot's tools: thin wrappers over the retrieval selectors, and
+`search_logs` over a log backend when one is configured.
 
 Each tool's docstring is its description for the model. A tool validates its
 arguments, calls one selector and returns `ToolResult(text, data)`: text for
@@ -12,6 +13,7 @@ import datetime as dt
 import inspect
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from copilot import logsearch
 from incidents import selectors as incident_selectors
 from incidents.models import DatasetVersion
 from incidents.parsing import find_incident_ids
@@ -236,6 +239,42 @@ def _texts(arguments: dict[str, Any], name: str) -> list[str]:
     return knowledge_selectors.filter_values(texts)
 
 
+def search_logs(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """Search one service's application logs (newest first) for what happened now.
+
+    time_range: how far back, such as "30m", "6h" or "2d" (default "1h"; long
+    ranges are cut to the configured maximum). query: text the lines must
+    contain (optional). Secrets in the lines are redacted.
+    """
+    _reject_unknown(arguments, {"service", "query", "time_range", "limit"})
+    found = logsearch.search_logs(
+        service=_text(arguments, "service"),
+        query=_text(arguments, "query", required=False),
+        hours=_hours(arguments),
+        # The backend's own bound (LOG_SEARCH_MAX_LINES) applies quietly.
+        limit=_integer(arguments, "limit", 50, MAX_LOG_LINES),
+    )
+    return ToolResult(found.as_text(), found.as_data(), len(found.lines))
+
+
+MAX_LOG_LINES = 1000
+_TIME_RANGE_RE = re.compile(
+    r"^(?:last\s+)?(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>m|min|mins|minutes?|h|hrs?|hours?|"
+    r"d|days?|w|weeks?)$",
+    re.IGNORECASE,
+)
+_HOURS_PER = {"m": 1 / 60, "h": 1, "d": 24, "w": 24 * 7}
+
+
+def _hours(arguments: dict[str, Any]) -> float:
+    """`time_range` ("30m", "6h", "2 days") in hours."""
+    value = _text(arguments, "time_range", required=False) or "1h"
+    match = _TIME_RANGE_RE.match(value.strip())
+    if match is None or float(match["amount"]) <= 0:
+        raise ToolArgumentError(f"'time_range' must look like 30m, 6h or 2d, got {value!r}")
+    return float(match["amount"]) * _HOURS_PER[match["unit"][0].lower()]
+
+
 # --- registry ---------------------------------------------------------------------------
 
 Tool = Callable[[dict[str, Any], ToolContext], ToolResult]
@@ -246,6 +285,7 @@ TOOLS: dict[str, Tool] = {
     "get_incidents_by_application": get_incidents_by_application,
     "get_recent_incidents": get_recent_incidents,
     "search_knowledge": search_knowledge,
+    "search_logs": search_logs,
 }
 
 _LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
@@ -274,6 +314,12 @@ PARAMETERS: dict[str, dict[str, Any]] = {
         "service_filter": _one_or_many({"type": "string"}),
         "tag_filter": _one_or_many({"type": "string"}),
     },
+    "search_logs": {
+        "service": {"type": "string"},
+        "query": {"type": "string"},
+        "time_range": {"type": "string", "default": "1h"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LOG_LINES, "default": 50},
+    },
 }
 REQUIRED = {
     "lookup_incident_by_id": ["incident_id"],
@@ -281,6 +327,7 @@ REQUIRED = {
     "get_incidents_by_application": ["app_name"],
     "get_recent_incidents": [],
     "search_knowledge": [],
+    "search_logs": ["service"],
 }
 
 
@@ -334,9 +381,16 @@ WORDING: dict[str, Wording] = {
         found="Found {n} relevant documents...",
         nothing="No matching documents found",
     ),
+    "search_logs": Wording(
+        activity="searching logs",
+        before="Searching logs of {service}...",
+        found="Found {n} log lines...",
+        nothing="No log lines found",
+    ),
 }
 _DEFAULT_ARGUMENTS = {
     "incident_id": "the incident", "app_name": "the application", "days": 7,
+    "service": "the service",
 }  # fmt: skip
 
 
@@ -382,7 +436,13 @@ def tool_specs() -> list[dict[str, Any]]:
             },
         }
         for name, function in TOOLS.items()
+        if name in offered_tools()
     ]
+
+
+def offered_tools() -> list[str]:
+    """The tools a model is given: search_logs only with a log backend."""
+    return [name for name in TOOLS if name != "search_logs" or logsearch.log_search_configured()]
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
@@ -400,9 +460,9 @@ def run_tool(name: str, raw_arguments: str, context: ToolContext) -> ToolResult:
     """Run a tool by name; every failure comes back as text the model can act on:
     arguments it can fix, or an error (a database error, a timeout, a backend
     down) it can work around by retrying or answering with what it has."""
-    tool = TOOLS.get(name)
+    tool = TOOLS.get(name) if name in offered_tools() else None
     if tool is None:
-        known = ", ".join(TOOLS)
+        known = ", ".join(offered_tools())
         error = f"Unknown tool {name!r}. Available tools: {known}."
         return ToolResult(f"Error: {error}", error=error)
     try:
