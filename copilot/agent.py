@@ -48,7 +48,17 @@ from copilot.events import (
 )
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
-from copilot.tools import ToolContext, ToolResult, parse_arguments, run_tool, tool_specs
+from copilot.steplog import step_log
+from copilot.tools import (
+    TOOL_ERROR_PREFIX,
+    ToolContext,
+    ToolResult,
+    parse_arguments,
+    run_tool,
+    status_before,
+    statuses_after,
+    tool_specs,
+)
 from incidentdesk.db import derived_writes
 from knowledge.selectors import knowledge_stale_ids
 
@@ -56,6 +66,7 @@ logger = logging.getLogger(__name__)
 
 PARTIAL_SAVE_SECONDS = 0.3  # how often a streaming answer is written for reloads
 CANCEL_CHECK_SECONDS = 0.25  # how often the stop button is looked for while streaming
+ANALYZING = "Analyzing your request... please hold on."
 _TITLE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="copilot-title")
 
 
@@ -115,6 +126,7 @@ class _Run:
         self.steps: list[dict[str, Any]] = []
         self.returned: set[str] = set()  # ids tools returned in this conversation (citable)
         self.new_title = ""  # generated for an untitled conversation, not stored yet
+        self.question = ""
         self.unsaved = _UnsavedSteps()
         # A run that just started has not been stopped: the first look is due
         # CANCEL_CHECK_SECONDS from now, which most offline answers never reach.
@@ -125,6 +137,7 @@ class _Run:
 
     def events(self, text: str) -> Iterator[Event]:
         """1. store the question; 2. answer; a failure ends with an error event."""
+        self.question = text
         with transaction.atomic():
             question = services.conversation_message_append(
                 conversation=self.conversation, role=Message.Role.USER, content=text
@@ -153,7 +166,6 @@ class _Run:
 
     def _answer(self, text: str) -> Iterator[Event]:
         """Rounds of model + tools, bounded; then the checked, stored answer."""
-        yield StatusEvent("Analyzing your request... please hold on.")
         title = self._start_title(text)
         messages = self._prompt(text)
         turn = _Turn()
@@ -164,6 +176,8 @@ class _Run:
             turn = yield from self._model_turn(messages, [] if final else tool_specs())
             if turn.failure or not turn.calls or final:
                 break
+            if round_number == 1:  # the model decided to work on it (a greeting does not)
+                yield StatusEvent(ANALYZING)
             self.rounds = round_number
             yield from self._run_tools(turn, messages)
         yield from self._title_event(title)
@@ -244,14 +258,15 @@ class _Run:
         self.unsaved.messages.append(self._assistant_message(turn, tool_calls=calls))
         messages.append(_as_chat_message(self.unsaved.messages[-1]))
         for call in calls:
-            yield StatusEvent(_status_before(call["name"], call["arguments"]))
+            yield StatusEvent(status_before(call["name"], call["arguments"]))
             yield ToolCallEvent(call["id"], call["name"], call["arguments"])
             result, latency_ms = self._call_tool(call)
             messages.append(_as_chat_message(self._tool_step(call, result, latency_ms)))
             yield ToolResultEvent(
                 call["id"], call["name"], result.count, latency_ms, result.data, result.error
             )
-            yield from (StatusEvent(text) for text in _statuses_after(call["name"], result))
+            after = statuses_after(call["name"], call["arguments"], result)
+            yield from (StatusEvent(text) for text in after)
             self._check_cancel()
 
     def _call_tool(self, call: dict[str, Any]) -> tuple[ToolResult, int]:
@@ -259,6 +274,15 @@ class _Run:
         result = run_tool(call["name"], call["raw"], self.context)
         latency_ms = round((time.perf_counter() - started) * 1000)
         self.returned.update(result.ids)
+        step_log(
+            run=self.run.pk,
+            step=call["name"],
+            outcome=_outcome(result),
+            ms=latency_ms,
+            round=self.rounds,
+            count=result.count,
+            **({"error": result.error} if result.error else {}),
+        )
         self.steps.append(
             {"tool": call["name"], "arguments": call["arguments"], "count": result.count,
              "ms": latency_ms, "error": result.error}
@@ -309,7 +333,7 @@ class _Run:
         """Check citations, store the answer, close the trace."""
         yield StatusEvent("Almost done, wrapping up the details")
         text = turn.text.strip() or "I could not put an answer together from what I found."
-        checked = check_citations(text, self.returned)
+        checked = check_citations(text, self.returned, typed=self.question)
         turn.text = checked.text + _staleness_note(checked.kept)
         with derived_writes():
             self.unsaved.write()
@@ -373,7 +397,7 @@ class _Run:
 
     def _start_title(self, text: str) -> Future[str] | None:
         """Written alongside the answer (a side call with an online model)."""
-        if self.conversation.title:
+        if self.conversation.title or not titles.worth_a_title(text):
             return None
         if runs_offline(self.model):  # a heuristic: no thread needed
             done: Future[str] = Future()
@@ -431,25 +455,8 @@ def _staleness_note(cited: list[str]) -> str:
     )
 
 
-def _status_before(name: str, arguments: dict[str, Any]) -> str:
-    """DESIGN's wording for what the agent is about to do."""
-    if name == "lookup_incident_by_id":
-        return f"Searching for {arguments.get('incident_id', 'the incident')}..."
-    if name == "get_incidents_by_application":
-        return f"Searching incidents for {arguments.get('app_name', 'the application')}..."
-    if name == "get_recent_incidents":
-        return f"Searching incidents from the last {arguments.get('days', 7)} days..."
-    if name == "search_knowledge":
-        return "Searching runbooks and known issues..."
-    return "Searching for Similar Incidents..."
-
-
-def _statuses_after(name: str, result: ToolResult) -> list[str]:
-    if result.error:
-        return []
-    if name == "search_knowledge":
-        return [f"Found {result.count} relevant documents..."]
-    statuses = ["Expanding search..."] if result.data.get("expanded") else []
-    if result.count == 0:
-        return [*statuses, "No similar incidents found"]
-    return [*statuses, f"Found {result.count} relevant incidents..."]
+def _outcome(result: ToolResult) -> str:
+    """ok, failed (the tool broke: database, timeout, backend) or rejected (bad arguments)."""
+    if not result.error:
+        return "ok"
+    return "failed" if result.error.startswith(TOOL_ERROR_PREFIX) else "rejected"

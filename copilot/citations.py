@@ -3,6 +3,11 @@
 A model may write an id it never saw (a hallucination or a prompt injection
 in a document). Such ids are dropped from the citation list and marked in
 the text, so the reader sees that nothing backs them.
+
+Two kinds of id are not citations and are left as written: an id the user
+typed (the answer repeats the question's words), and an id in a sentence
+saying it was not found ("No incident found with ID ..."): neither claims
+that a record backs it.
 """
 
 from __future__ import annotations
@@ -35,18 +40,38 @@ _ANY_ID_RE = re.compile(
 )
 
 
-def check_citations(text: str, returned: Collection[str]) -> CheckedAnswer:
-    """Keep ids a tool returned; mark the others where they are written."""
+_NOT_FOUND_RE = re.compile(
+    r"\b(?:no\s+(?:incident|document|record|result)s?\b|not\s+(?:be\s+)?found|"
+    r"could\s*n[o']t\s+find|can\s*n[o']t\s+find|does\s*n[o']t\s+exist|found\s+no(?:thing)?\b|"
+    r"nothing\s+(?:was\s+)?found|did\s*n[o']t\s+find)",
+    re.IGNORECASE,
+)
+_SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)|\n")
+
+
+def check_citations(text: str, returned: Collection[str], *, typed: str = "") -> CheckedAnswer:
+    """Keep ids a tool returned; mark the others where they are written,
+    except ids `typed` by the user and ids in a not-found sentence."""
     kept: dict[str, None] = {}
     dropped: dict[str, None] = {}
+    from_user = {_normalise(m.group(0)) for m in _ANY_ID_RE.finditer(typed)}
 
     def mark(match: re.Match[str]) -> str:
         cited = _normalise(match.group(0))
         if cited in returned:
             kept[cited] = None
             return match.group(0)
+        if cited in from_user or _NOT_FOUND_RE.search(_sentence_around(text, match)):
+            return match.group(0)
         dropped[cited] = None
         return match.group(0) + UNVERIFIED_MARK
 
     marked = _ANY_ID_RE.sub(mark, text)
     return CheckedAnswer(marked, list(kept), list(dropped))
+
+
+def _sentence_around(text: str, match: re.Match[str]) -> str:
+    """The sentence (or line) the id is written in."""
+    starts = [m.end() for m in _SENTENCE_END_RE.finditer(text, 0, match.start())]
+    end = _SENTENCE_END_RE.search(text, match.end())
+    return text[starts[-1] if starts else 0 : end.start() if end else len(text)]

@@ -33,6 +33,7 @@ in incidents or documents.
 # system prompt (not the history) so they steer the answer without looking
 # like something the user said.
 GOLDEN_HEADING = "## Verified Knowledge"
+GOLDEN_EXAMPLE_HEADING = "### Direct Answer Available"
 
 # Sent after the last allowed tool round: the model must answer with what it has.
 FINAL_ROUND_NOTE = (
@@ -49,8 +50,14 @@ TITLE_PROMPT = (
 def system_prompt(golden: Sequence[GoldenMatch]) -> str:
     if not golden:
         return SYSTEM_PROMPT
-    examples = "\n\n".join(f"Q: {g.question}\nA: {g.answer}" for g in golden)
+    # DESIGN's wording: a "Verified Knowledge" block, each example a "Direct
+    # Answer Available" the model should lead with when it fits the question.
+    examples = "\n\n".join(
+        f"{GOLDEN_EXAMPLE_HEADING}\nQuestion: {g.question}\nVerified answer: {g.answer}"
+        for g in golden
+    )
     return (
-        f"{SYSTEM_PROMPT}\n{GOLDEN_HEADING}\nCurators verified these answers to similar "
-        f"questions; prefer them when they apply:\n\n{examples}\n"
+        f"{SYSTEM_PROMPT}\n{GOLDEN_HEADING}\nCurators verified these answers to questions "
+        "like this one. When one answers the user's question, lead with it as the verified "
+        f"answer, then add what the tools found:\n\n{examples}\n"
     )

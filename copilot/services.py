@@ -203,6 +203,8 @@ def conversation_reply(
     question = _checked_question(text, screenshot=image is not None)
     if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
         raise ConflictError("An answer is still being written in this conversation.")
+    # Questions and small talk go to the agent, whose model answers a greeting
+    # without tools; reports (a screenshot is one) and their follow-ups run intake.
     if turn_kind(conversation, question, image is not None) in INTAKE_KINDS:
         return intake_reply(conversation=conversation, user=user, text=question, image=image)
     return agent.reply(conversation=conversation, text=question, model=model, context=context)

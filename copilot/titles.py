@@ -26,6 +26,21 @@ _FILLER = frozenset(
     }
 )  # fmt: skip
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+/_-]*")
+# Small talk: a conversation that so far only says these has no subject to name.
+_SMALL_TALK = frozenset(
+    {
+    "hi", "hello", "hey", "hiya", "yo", "thanks", "thank", "thx", "cheers", "ok", "okay",
+    "great", "cool", "nice", "bye", "good", "morning", "afternoon", "evening", "day", "there",
+    "team", "copilot", "incidentdesk", "perfect", "awesome", "sure", "yes", "no", "lot",
+    }
+)  # fmt: skip
+
+
+def worth_a_title(question: str) -> bool:
+    """Whether the question has a subject to title the conversation by: a greeting
+    or a thank-you leaves the conversation untitled until a real question comes."""
+    words = {w.lower().strip(".-/") for w in _WORD_RE.findall(question)}
+    return bool(words - _FILLER - _SMALL_TALK - {""})
 
 
 # Verbs and chat words that make word salad of a title ("Payments Gettin 403 For").

@@ -1,4 +1,5 @@
-"""The copilot's five tools: thin wrappers over the retrieval selectors.
+"""The copilot's tools: thin wrappers over the retrieval selectors, and
+`search_logs` over a log backend when one is configured.
 
 Each tool's docstring is its description for the model. A tool validates its
 arguments, calls one selector and returns `ToolResult(text, data)`: text for
@@ -11,16 +12,24 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import json
-from collections.abc import Callable
+import logging
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection, transaction
+
+from copilot import logsearch
 from incidents import selectors as incident_selectors
 from incidents.models import DatasetVersion
 from incidents.parsing import find_incident_ids
 from incidents.rendering import incident_data, incident_text, incidents_text
 from knowledge import selectors as knowledge_selectors
 from knowledge.parsing import find_document_ids
+
+logger = logging.getLogger(__name__)
 
 MAX_LIMIT = 100
 MAX_DAYS = 36500
@@ -48,6 +57,7 @@ class ToolResult:
     count: int = 0
     ids: tuple[str, ...] = ()  # incident and document ids returned (citable)
     error: str = ""
+    broadened: bool = False  # the tool had to widen its search to find anything
 
 
 class ToolArgumentError(ValueError):
@@ -102,7 +112,7 @@ def lookup_incident_by_id(arguments: dict[str, Any], context: ToolContext) -> To
     raw = _text(arguments, "incident_id")
     incident = incident_selectors.lookup_incident_by_id(raw, version=context.incident_version)
     if incident is None:
-        return ToolResult(f"No incident with id {raw!r} was found.", {"incident": None})
+        return ToolResult(f"No incident found with ID {raw}.", {"incident": None})
     return ToolResult(
         "Found 1 incident:\n\n" + incident_text(incident),
         {"incident": incident_data(incident, body=incident.body)},
@@ -124,7 +134,10 @@ def search_similar_incidents(arguments: dict[str, Any], context: ToolContext) ->
         query, limit, now=context.now, version=context.incident_version
     )
     ids = tuple(hit.incident.incident_id for hit in found.hits)
-    return ToolResult(found.as_text(), found.as_data(), len(found.hits), ids)
+    data = found.as_data()
+    return ToolResult(
+        found.as_text(), data, len(found.hits), ids, broadened=bool(data.get("expanded"))
+    )
 
 
 def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -147,7 +160,9 @@ def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext
     }
     ids = tuple(incident.incident_id for incident in found.incidents)
     text = incidents_text(list(found.incidents), heading=heading, brief=len(ids) > BRIEF_OVER)
-    return ToolResult(text, data, len(ids), ids)
+    # An exact (case-insensitive) name match is the plain search; the partial
+    # and semantic fallbacks are the design's "broader search".
+    return ToolResult(text, data, len(ids), ids, broadened=found.how != "exact")
 
 
 def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -168,22 +183,21 @@ def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> Too
 def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
     """Search runbooks, postmortems, architecture notes and known issues.
 
-    Filters: type_filter (runbook, postmortem, architecture, known_issue),
-    service_filter, tag_filter. An empty query with filters lists documents.
+    Filters, each one value or a list (any of them matches): type_filter
+    (runbook, postmortem, architecture, known_issue), service_filter,
+    tag_filter. An empty query with filters lists documents.
     """
-    _reject_unknown(arguments, {"query", "limit", "type_filter", "service_filter", "tag_filter"})
+    arguments = _design_names(arguments)
+    _reject_unknown(arguments, {"query", "limit", *KNOWLEDGE_FILTERS})
     query = _text(arguments, "query", required=False)
-    filters = {
-        name: _text(arguments, name, required=False) or None
-        for name in ("type_filter", "service_filter", "tag_filter")
-    }
+    filters = {name: _texts(arguments, name) for name in KNOWLEDGE_FILTERS}
     if not query and not any(filters.values()):
         raise ToolArgumentError("give a query or at least one filter")
-    type_filter = filters["type_filter"]
-    if type_filter and type_filter.lower().replace(" ", "_") not in knowledge_selectors.TYPES:
-        raise ToolArgumentError(
-            f"'type_filter' must be one of {', '.join(knowledge_selectors.TYPES)}"
-        )
+    for value in filters["type_filter"]:
+        if value.lower().replace(" ", "_") not in knowledge_selectors.TYPES:
+            raise ToolArgumentError(
+                f"'type_filter' must be one of {', '.join(knowledge_selectors.TYPES)}"
+            )
     found = knowledge_selectors.search_knowledge(
         query,
         _integer(arguments, "limit", 10, MAX_LIMIT),
@@ -191,8 +205,74 @@ def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolRes
         version=context.knowledge_version,
     )
     ids = tuple(hit.document.doc_id for hit in found.hits)
-    data = {"query": query, "filters": found.filters, "groups": found.grouped()}
+    data = {"query": query, "filters": found.filters, "groups": found.grouped(design_names=True)}
     return ToolResult(found.as_text(), data, len(ids), ids)
+
+
+KNOWLEDGE_FILTERS = ("type_filter", "service_filter", "tag_filter")
+# The original design's argument names, which a model may still use.
+_CAMEL_CASE = {"typeFilter": "type_filter", "serviceFilter": "service_filter",
+               "tagFilter": "tag_filter"}  # fmt: skip
+MAX_FILTER_VALUES = 20
+
+
+def _design_names(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with camelCase names (typeFilter) under their snake_case ones."""
+    renamed = dict(arguments)
+    for camel, snake in _CAMEL_CASE.items():
+        if camel in renamed:
+            if snake in renamed:
+                raise ToolArgumentError(f"give '{snake}' or '{camel}', not both")
+            renamed[snake] = renamed.pop(camel)
+    return renamed
+
+
+def _texts(arguments: dict[str, Any], name: str) -> list[str]:
+    """A filter given as a string (commas separate values) or a list of strings."""
+    value = arguments.get(name)
+    items = value if isinstance(value, list) else [value]
+    if len(items) > MAX_FILTER_VALUES:
+        raise ToolArgumentError(f"'{name}' takes at most {MAX_FILTER_VALUES} values")
+    if any(item is not None and not isinstance(item, str) for item in items):
+        raise ToolArgumentError(f"'{name}' must be a string or a list of strings")
+    texts = [_text({name: item}, name, required=False) for item in items]
+    return knowledge_selectors.filter_values(texts)
+
+
+def search_logs(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    """Search one service's application logs (newest first) for what happened now.
+
+    time_range: how far back, such as "30m", "6h" or "2d" (default "1h"; long
+    ranges are cut to the configured maximum). query: text the lines must
+    contain (optional). Secrets in the lines are redacted.
+    """
+    _reject_unknown(arguments, {"service", "query", "time_range", "limit"})
+    found = logsearch.search_logs(
+        service=_text(arguments, "service"),
+        query=_text(arguments, "query", required=False),
+        hours=_hours(arguments),
+        # The backend's own bound (LOG_SEARCH_MAX_LINES) applies quietly.
+        limit=_integer(arguments, "limit", 50, MAX_LOG_LINES),
+    )
+    return ToolResult(found.as_text(), found.as_data(), len(found.lines))
+
+
+MAX_LOG_LINES = 1000
+_TIME_RANGE_RE = re.compile(
+    r"^(?:last\s+)?(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>m|min|mins|minutes?|h|hrs?|hours?|"
+    r"d|days?|w|weeks?)$",
+    re.IGNORECASE,
+)
+_HOURS_PER = {"m": 1 / 60, "h": 1, "d": 24, "w": 24 * 7}
+
+
+def _hours(arguments: dict[str, Any]) -> float:
+    """`time_range` ("30m", "6h", "2 days") in hours."""
+    value = _text(arguments, "time_range", required=False) or "1h"
+    match = _TIME_RANGE_RE.match(value.strip())
+    if match is None or float(match["amount"]) <= 0:
+        raise ToolArgumentError(f"'time_range' must look like 30m, 6h or 2d, got {value!r}")
+    return float(match["amount"]) * _HOURS_PER[match["unit"][0].lower()]
 
 
 # --- registry ---------------------------------------------------------------------------
@@ -205,9 +285,17 @@ TOOLS: dict[str, Tool] = {
     "get_incidents_by_application": get_incidents_by_application,
     "get_recent_incidents": get_recent_incidents,
     "search_knowledge": search_knowledge,
+    "search_logs": search_logs,
 }
 
 _LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
+
+
+def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
+    """A value or a list of them (DESIGN's filters take either)."""
+    return {"anyOf": [item, {"type": "array", "items": item, "maxItems": MAX_FILTER_VALUES}]}
+
+
 PARAMETERS: dict[str, dict[str, Any]] = {
     "lookup_incident_by_id": {"incident_id": {"type": "string"}},
     "search_similar_incidents": {"query": {"type": "string"}, "limit": _LIMIT | {"default": 5}},
@@ -222,9 +310,15 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     "search_knowledge": {
         "query": {"type": "string"},
         "limit": _LIMIT | {"default": 10},
-        "type_filter": {"type": "string", "enum": list(knowledge_selectors.TYPES)},
-        "service_filter": {"type": "string"},
-        "tag_filter": {"type": "string"},
+        "type_filter": _one_or_many({"type": "string", "enum": list(knowledge_selectors.TYPES)}),
+        "service_filter": _one_or_many({"type": "string"}),
+        "tag_filter": _one_or_many({"type": "string"}),
+    },
+    "search_logs": {
+        "service": {"type": "string"},
+        "query": {"type": "string"},
+        "time_range": {"type": "string", "default": "1h"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LOG_LINES, "default": 50},
     },
 }
 REQUIRED = {
@@ -233,7 +327,96 @@ REQUIRED = {
     "get_incidents_by_application": ["app_name"],
     "get_recent_incidents": [],
     "search_knowledge": [],
+    "search_logs": ["service"],
 }
+
+
+# --- what the agent says about each tool -------------------------------------------------
+
+TOOL_ERROR_PREFIX = "An error occurred while "
+
+
+@dataclass(frozen=True)
+class Wording:
+    """A tool's status lines (DESIGN "Status events"), formatted with its
+    arguments, `n` (results) and `first` (the first id returned)."""
+
+    activity: str  # "searching incidents", for "An error occurred while ..."
+    before: str
+    found: str
+    nothing: str
+    broader: str = ""  # said when the tool had to widen its search
+
+
+WORDING: dict[str, Wording] = {
+    "lookup_incident_by_id": Wording(
+        activity="looking up the incident",
+        before="Searching for {incident_id}...",
+        found="Found incident {first}",
+        nothing="No incident found with ID {incident_id}",
+    ),
+    "search_similar_incidents": Wording(
+        activity="searching incidents",
+        before="Searching for Similar Incidents...",
+        found="Found {n} relevant incidents...",
+        nothing="No similar incidents found",
+        broader="Expanding search...",
+    ),
+    "get_incidents_by_application": Wording(
+        activity="listing the application's incidents",
+        before="Searching incidents for {app_name}...",
+        found="Found {n} incidents for {app_name}...",
+        nothing="No incidents found for {app_name}",
+        broader="Trying broader search...",
+    ),
+    "get_recent_incidents": Wording(
+        activity="listing recent incidents",
+        before="Searching incidents from the last {days} days...",
+        found="Found {n} incidents from the last {days} days...",
+        nothing="No incidents found from the last {days} days",
+    ),
+    "search_knowledge": Wording(
+        activity="searching the knowledge base",
+        before="Searching runbooks and known issues...",
+        found="Found {n} relevant documents...",
+        nothing="No matching documents found",
+    ),
+    "search_logs": Wording(
+        activity="searching logs",
+        before="Searching logs of {service}...",
+        found="Found {n} log lines...",
+        nothing="No log lines found",
+    ),
+}
+_DEFAULT_ARGUMENTS = {
+    "incident_id": "the incident", "app_name": "the application", "days": 7,
+    "service": "the service",
+}  # fmt: skip
+
+
+def status_before(name: str, arguments: dict[str, Any]) -> str:
+    """What the agent is about to do."""
+    wording = WORDING.get(name)
+    return _format(wording.before, arguments) if wording else f"Running {name}..."
+
+
+def statuses_after(name: str, arguments: dict[str, Any], result: ToolResult) -> list[str]:
+    """What it found: a wider search first when there was one, then the count.
+    A call the model must fix says nothing; a failure says what failed."""
+    wording = WORDING.get(name)
+    if wording is None or (result.error and not result.error.startswith(TOOL_ERROR_PREFIX)):
+        return []
+    if result.error:
+        return [f"{TOOL_ERROR_PREFIX}{wording.activity}"]
+    first = result.ids[0] if result.ids else ""
+    line = wording.found if result.count else wording.nothing
+    done = _format(line, arguments, n=result.count, first=first)
+    return [wording.broader, done] if result.broadened and wording.broader else [done]
+
+
+def _format(template: str, arguments: dict[str, Any], **figures: Any) -> str:
+    values = {**_DEFAULT_ARGUMENTS, **{k: v for k, v in arguments.items() if v}, **figures}
+    return template.format_map(values)
 
 
 def tool_specs() -> list[dict[str, Any]]:
@@ -253,7 +436,13 @@ def tool_specs() -> list[dict[str, Any]]:
             },
         }
         for name, function in TOOLS.items()
+        if name in offered_tools()
     ]
+
+
+def offered_tools() -> list[str]:
+    """The tools a model is given: search_logs only with a log backend."""
+    return [name for name in TOOLS if name != "search_logs" or logsearch.log_search_configured()]
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
@@ -268,17 +457,48 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def run_tool(name: str, raw_arguments: str, context: ToolContext) -> ToolResult:
-    """Run a tool by name; every failure comes back as text the model can act on."""
-    tool = TOOLS.get(name)
+    """Run a tool by name; every failure comes back as text the model can act on:
+    arguments it can fix, or an error (a database error, a timeout, a backend
+    down) it can work around by retrying or answering with what it has."""
+    tool = TOOLS.get(name) if name in offered_tools() else None
     if tool is None:
-        known = ", ".join(TOOLS)
+        known = ", ".join(offered_tools())
         error = f"Unknown tool {name!r}. Available tools: {known}."
         return ToolResult(f"Error: {error}", error=error)
     try:
-        return tool(parse_arguments(raw_arguments), context)
+        with _undone_on_error():
+            return tool(parse_arguments(raw_arguments), context)
     except ToolArgumentError as exc:
         error = f"{name}: {exc}."
         return ToolResult(f"Error: {error} Fix the arguments and call it again.", error=error)
+    except Exception as exc:  # any failure is the model's to work around
+        logger.warning("tool %s failed", name, exc_info=True)
+        return tool_failure(name, exc)
+
+
+def tool_failure(name: str, exc: BaseException) -> ToolResult:
+    """DESIGN's "An error occurred while ..." result, with the cause's first line."""
+    cause = (str(exc).strip().splitlines() or [""])[0][:300]
+    error = f"{TOOL_ERROR_PREFIX}{WORDING[name].activity}: {type(exc).__name__}" + (
+        f": {cause}" if cause else ""
+    )
+    return ToolResult(
+        f"{error}\nTry again later or another way, or answer with what the other tools "
+        "found and say what you could not look up.",
+        error=error,
+    )
+
+
+@contextmanager
+def _undone_on_error() -> Iterator[None]:
+    """A failed query inside a transaction (a test's, a caller's) would poison
+    it; a savepoint undoes just the tool. In autocommit nothing needs undoing,
+    so no BEGIN/COMMIT is spent there."""
+    if not connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        yield
 
 
 def cited_ids_in(text: str) -> list[str]:

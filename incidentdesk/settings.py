@@ -408,6 +408,30 @@ if JIRA_URL:
     if _jira_missing:
         raise ImproperlyConfigured(f"JIRA_URL needs {', '.join(_jira_missing)}")
 
+# The search_logs tool is offered only when LOG_SEARCH_URL names a log backend;
+# then LOG_SEARCH_BACKEND says which protocol it speaks.
+LOG_SEARCH_URL = env_str("LOG_SEARCH_URL").rstrip("/")
+LOG_SEARCH_BACKEND = env_choice("LOG_SEARCH_BACKEND", "none", ("none", "loki", "elasticsearch"))
+LOG_SEARCH_TOKEN = env_str("LOG_SEARCH_TOKEN")  # a bearer token, when the backend wants one
+# Loki: the stream label naming the service; Elasticsearch: the document field.
+LOG_SEARCH_SERVICE_FIELD = env_str(
+    "LOG_SEARCH_SERVICE_FIELD",
+    "service.name" if LOG_SEARCH_BACKEND == "elasticsearch" else "service_name",
+)
+LOG_SEARCH_INDEX = env_str("LOG_SEARCH_INDEX", "logs-*")  # Elasticsearch/OpenSearch only
+LOG_SEARCH_TIMEOUT_SECONDS = env_float("LOG_SEARCH_TIMEOUT_SECONDS", 5, minimum=0.1)
+# Bounds on what one search may read and hand to a model or a page.
+LOG_SEARCH_MAX_HOURS = env_int("LOG_SEARCH_MAX_HOURS", 24, minimum=1)
+LOG_SEARCH_MAX_LINES = env_int("LOG_SEARCH_MAX_LINES", 100, minimum=1)
+LOG_SEARCH_MAX_BYTES = env_int("LOG_SEARCH_MAX_BYTES", 16000, minimum=1000)
+if LOG_SEARCH_URL:
+    if not LOG_SEARCH_URL.startswith(("https://", "http://")):
+        raise ImproperlyConfigured("LOG_SEARCH_URL must be an http(s) URL")
+    if LOG_SEARCH_BACKEND == "none":
+        raise ImproperlyConfigured(
+            "LOG_SEARCH_URL needs LOG_SEARCH_BACKEND (loki or elasticsearch)"
+        )
+
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 LOGGING = {
     "version": 1,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,9 @@ GROUPS = {
     KnowledgeDocument.Type.ARCHITECTURE: "architecture",
     KnowledgeDocument.Type.KNOWN_ISSUE: "known_issues",
 }
+# The original design's names for the groups, in the tool's JSON for a model;
+# the REST API keeps its snake_case.
+DESIGN_GROUPS = {"known_issues": "knownIssues"}
 
 
 @dataclass(frozen=True)
@@ -66,13 +70,24 @@ class KnowledgeSearch:
             f"Relevance: {h.relevance:.2f}\nExcerpt: {h.preview}"
             for h in self.hits
         ]
-        return f"Knowledge documents for: {self.query}\n\n" + "\n\n---\n\n".join(blocks)
+        # The ids by group, under the original design's names, before the blocks
+        # (the blocks' own format is what readers of tool messages parse).
+        groups = {
+            name: [hit["id"] for hit in hits]
+            for name, hits in self.grouped(design_names=True).items()
+            if hits
+        }
+        head = f"Knowledge documents for: {self.query}\nGroups: {json.dumps(groups)}"
+        return head + "\n\n" + "\n\n---\n\n".join(blocks)
 
-    def grouped(self) -> dict[str, list[dict[str, Any]]]:
-        """Results grouped as runbooks, postmortems, architecture, known_issues."""
+    def grouped(self, *, design_names: bool = False) -> dict[str, list[dict[str, Any]]]:
+        """Results grouped as runbooks, postmortems, architecture, known_issues
+        (knownIssues with `design_names`)."""
         groups: dict[str, list[dict[str, Any]]] = {name: [] for name in GROUPS.values()}
         for hit in self.hits:
             groups[GROUPS[KnowledgeDocument.Type(hit.document.type)]].append(hit.as_dict())
+        if design_names:
+            return {DESIGN_GROUPS.get(name, name): hits for name, hits in groups.items()}
         return groups
 
 
@@ -82,39 +97,57 @@ def document_scope(version: DatasetVersion | None = None) -> QuerySet[KnowledgeD
     return KnowledgeDocument.objects.filter(version__status=DatasetVersion.Status.ACTIVE)
 
 
+Filter = str | Sequence[str] | None  # one value or any of several
+
+
+def filter_values(value: Filter) -> list[str]:
+    """A filter as its values: a string may hold several, separated by commas."""
+    items = [value] if isinstance(value, str) else list(value or [])
+    return [part.strip() for item in items for part in item.split(",") if part.strip()]
+
+
+def _any_of(field: str, values: list[str]) -> Q:
+    """Documents matching at least one value (icontains on the array's text)."""
+    match = Q()
+    for value in values:
+        match |= Q(**{f"{field}__icontains": value})
+    return match
+
+
 def _filtered_documents(
     version: DatasetVersion | None,
-    type_filter: str | None,
-    service_filter: str | None,
-    tag_filter: str | None,
+    type_filter: Filter,
+    service_filter: Filter,
+    tag_filter: Filter,
 ) -> QuerySet[KnowledgeDocument]:
     documents = document_scope(version)
-    if type_filter:
-        documents = documents.filter(type=type_filter.strip().lower().replace(" ", "_"))
-    if service_filter:
-        documents = documents.filter(services__icontains=service_filter.strip())
-    if tag_filter:
-        documents = documents.filter(tags__icontains=tag_filter.strip().lower())
+    if types := filter_values(type_filter):
+        documents = documents.filter(type__in=[t.lower().replace(" ", "_") for t in types])
+    if services := filter_values(service_filter):
+        documents = documents.filter(_any_of("services", services))
+    if tags := filter_values(tag_filter):
+        documents = documents.filter(_any_of("tags", [tag.lower() for tag in tags]))
     return documents
 
 
 def search_knowledge(
     query: str,
     limit: int = 10,
-    type_filter: str | None = None,
-    service_filter: str | None = None,
-    tag_filter: str | None = None,
+    type_filter: Filter = None,
+    service_filter: Filter = None,
+    tag_filter: Filter = None,
     *,
     version: DatasetVersion | None = None,
 ) -> KnowledgeSearch:
     """Hybrid search over knowledge chunks, one hit per document.
 
-    An empty query with filters lists the matching documents by id.
+    Each filter is one value or several (any of them matches); an empty
+    query with filters lists the matching documents by id.
     """
     filters = {
-        name: value
+        name: ", ".join(values)
         for name, value in (("type", type_filter), ("service", service_filter), ("tag", tag_filter))
-        if value
+        if (values := filter_values(value))
     }
     documents = _filtered_documents(version, type_filter, service_filter, tag_filter)
     if not content_words(query):

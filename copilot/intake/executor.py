@@ -32,6 +32,7 @@ from copilot.intake.planner import Step
 from copilot.intake.selectors import intake_state
 from copilot.intake.steps import STEPS, IntakeContext, StepRecord
 from copilot.models import AgentRun, Conversation, Message, ToolCall
+from copilot.steplog import step_log
 from incidentdesk.errors import IncidentDeskError
 
 logger = logging.getLogger(__name__)
@@ -127,11 +128,20 @@ class IntakeRun:
         yield from self._done(ctx, call_id)
 
     def _run_steps(self, ctx: IntakeContext) -> Iterator[Event]:
-        for number, step in enumerate(ctx.plan.steps, start=1):
+        plan = ctx.plan
+        step_log(run=self.run.pk, step="PLAN", outcome=plan.kind, ms=0, steps=list(plan.steps))
+        for number, step in enumerate(plan.steps, start=1):
             yield StatusEvent(STATUS[step])
             record = run_step(step, ctx)
             ctx.steps.append(record)
             self._trace(number, record)
+            step_log(
+                run=self.run.pk,
+                step=record.name,
+                outcome="failed" if record.error else "ok",
+                ms=record.ms,
+                **({"error": record.error} if record.error else {}),
+            )
 
     def _trace(self, number: int, record: StepRecord) -> None:
         traced = self.conversation.tracing_enabled

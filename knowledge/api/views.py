@@ -26,6 +26,22 @@ from knowledge.models import KnowledgeDocument
 KNOWLEDGE = ["knowledge"]
 
 
+class FilterValuesField(serializers.ListField):
+    """A query parameter with several values: repeated (`?tag_filter=a&tag_filter=b`)
+    or separated by commas (`?tag_filter=a,b`); each value is checked by `child`."""
+
+    HOW = "Repeat the parameter or separate values with commas."
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, max_length=20, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[Any]:
+        values = [data] if isinstance(data, str) else data
+        if isinstance(values, list) and all(isinstance(v, str) for v in values):
+            values = [part.strip() for v in values for part in v.split(",") if part.strip()]
+        return list(super().to_internal_value(values))
+
+
 class KnowledgeDocumentListApi(APIView):
     @extend_schema(
         operation_id="knowledge_documents_list",
@@ -78,11 +94,19 @@ class KnowledgeSearchApi(APIView):
             max_length=2000, allow_blank=True, help_text="Empty with a filter: list by id."
         )
         limit = serializers.IntegerField(min_value=1, max_value=50, default=10)
-        type_filter = serializers.ChoiceField(
-            choices=KnowledgeDocument.Type.choices, required=False
+        type_filter = FilterValuesField(
+            child=serializers.ChoiceField(choices=KnowledgeDocument.Type.choices),
+            help_text="Document types; any of them matches. " + FilterValuesField.HOW,
         )
-        service_filter = serializers.CharField(max_length=200, required=False)
-        tag_filter = serializers.CharField(max_length=100, required=False)
+        service_filter = FilterValuesField(
+            child=serializers.CharField(max_length=200),
+            help_text="Services (partial, case-insensitive); any of them matches. "
+            + FilterValuesField.HOW,
+        )
+        tag_filter = FilterValuesField(
+            child=serializers.CharField(max_length=100),
+            help_text="Tags; any of them matches. " + FilterValuesField.HOW,
+        )
 
     class OutputSerializer(serializers.Serializer[Any]):
         query = serializers.CharField()

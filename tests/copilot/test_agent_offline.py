@@ -105,7 +105,7 @@ def test_is_there_a_runbook_for_this_searches_knowledge_about_the_incident(alice
 def test_nothing_found_is_said_plainly(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     done = done_of(ask(conversation, alice, "Look up INC-1999-01-01-001"))
-    assert "No incident with id" in done.content
+    assert "No incident found with ID INC-1999-01-01-001" in done.content
     assert done.citations == []
 
 

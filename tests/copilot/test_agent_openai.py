@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.events import DoneEvent, ErrorEvent, Event, TitleEvent, TokenEvent, ToolResultEvent
-from copilot.models import AgentRun, Conversation, ToolCall
+from copilot.models import AgentRun, Conversation, GoldenExample, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE
-from copilot.services import conversation_create, conversation_reply
+from copilot.services import conversation_create, conversation_reply, golden_example_embed
 from tests.copilot.openai_server import (
     OpenAIServer,
     cut_reply,
@@ -186,3 +186,20 @@ def test_an_untitled_conversation_gets_a_title_from_the_model(
     assert title.title == "Key rotation failures"
     conversation.refresh_from_db()
     assert conversation.title == "Key rotation failures"
+
+
+def test_golden_examples_go_into_the_prompt_in_the_designs_wording(
+    conversation: Conversation, openai_server: OpenAIServer
+) -> None:
+    example = GoldenExample.objects.create(
+        question="Merchants get 403 after a key rotation", answer="Follow KB-RB-001."
+    )
+    golden_example_embed(example=example)
+    openai_server.script(text_reply("Follow KB-RB-001."))
+    ask(conversation)
+    prompt = openai_server.requests[0]["messages"][0]["content"]
+    assert "\n## Verified Knowledge\n" in prompt
+    assert (
+        "### Direct Answer Available\nQuestion: Merchants get 403 after a key rotation\n"
+        "Verified answer: Follow KB-RB-001." in prompt
+    )

@@ -17,6 +17,7 @@ from copilot.chat_models.offline import extract, router
 from copilot.chat_models.offline.follow_ups import superlative
 from copilot.chat_models.offline.reading import Record, ToolOutcome
 from copilot.chat_models.offline.state import ConversationState
+from copilot.tools import TOOL_ERROR_PREFIX
 from incidents import query_parsing as qp
 
 MAX_LISTED = 25
@@ -63,12 +64,16 @@ def write_answer(question: str, outcomes: list[ToolOutcome], state: Conversation
             "I can look up past incidents, runbooks and known issues: describe a symptom, "
             "name an incident id or an application, or ask for a time window."
         )
-    usable = [o for o in outcomes if not o.failed]
+    # A tool that failed (TOOL_ERROR_PREFIX) is said first; the others answer.
+    failed = [o for o in outcomes if o.failed or o.text.startswith(TOOL_ERROR_PREFIX)]
+    usable = [o for o in outcomes if o not in failed]
+    said = [o.text.removeprefix("Error: ").splitlines()[0] for o in failed]
     if not usable:
-        return "I could not run the search: " + outcomes[0].text.removeprefix("Error: ")
+        return "I could not run the search: " + said[0]
+    lead = "".join(f"I could not finish every lookup: {line}\n\n" for line in said)
     kind = router.follow_up_kind(question, state, timezone.localdate())
     writer = _WRITERS.get((usable[0].name, kind)) or _WRITERS.get((usable[0].name, None))
-    return (writer or _search_answer)(question, usable, state)
+    return lead + (writer or _search_answer)(question, usable, state)
 
 
 # --- building blocks -------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""The status lines of every tool, in DESIGN's wording, event by event.
+
+A local OpenAI-protocol server scripts which tool the model calls, so each
+sequence is exactly one tool's; the tools run on the real database.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from copilot.chat_models.offline import OfflineChatModel
+from copilot.events import Event, StatusEvent, TitleEvent, ToolResultEvent
+from copilot.services import conversation_create, conversation_reply
+from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.usefixtures("desk")
+ANALYZING = "Analyzing your request... please hold on."
+WRAPPING_UP = "Almost done, wrapping up the details"
+
+
+def statuses(events: list[Event]) -> list[str]:
+    return [e.text for e in events if isinstance(e, StatusEvent)]
+
+
+def ask_with_tool(alice: User, server: OpenAIServer, name: str, arguments: str) -> list[Event]:
+    conversation = conversation_create(owner=alice, title="Titled already")
+    server.script(tool_call_reply([(name, arguments)]), text_reply("Done."))
+    return list(conversation_reply(conversation=conversation, user=alice, text="A question"))
+
+
+@pytest.mark.usefixtures("openai_settings")
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("lookup_incident_by_id", '{"incident_id": "INC-2025-08-24-001"}',
+         ["Searching for INC-2025-08-24-001...", "Found incident INC-2025-08-24-001"]),
+        ("lookup_incident_by_id", '{"incident_id": "INC-2099-01-01-001"}',
+         ["Searching for INC-2099-01-01-001...", "No incident found with ID INC-2099-01-01-001"]),
+        ("get_incidents_by_application", '{"app_name": "payu core"}',
+         ["Searching incidents for payu core...", "Found 1 incidents for payu core..."]),
+        ("get_incidents_by_application", '{"app_name": "Settlement"}',
+         ["Searching incidents for Settlement...", "Trying broader search...",
+          "Found 1 incidents for Settlement..."]),
+        ("get_recent_incidents", '{"days": 36500}',
+         ["Searching incidents from the last 36500 days...",
+          "Found 3 incidents from the last 36500 days..."]),
+        ("get_recent_incidents", "{}",
+         ["Searching incidents from the last 7 days...",
+          "No incidents found from the last 7 days"]),
+        ("search_knowledge", '{"type_filter": "runbook"}',
+         ["Searching runbooks and known issues...", "Found 1 relevant documents..."]),
+        ("search_knowledge", '{"type_filter": "postmortem"}',
+         ["Searching runbooks and known issues...", "No matching documents found"]),
+        ("search_similar_incidents", '{"query": "PayU Core incidents in 1999"}',
+         ["Searching for Similar Incidents...", "Expanding search...", "FOUND"]),
+    ],
+)  # fmt: skip
+def test_each_tool_says_what_it_does_and_finds(
+    alice: User, openai_server: OpenAIServer, name: str, arguments: str, expected: list[str]
+) -> None:
+    events = ask_with_tool(alice, openai_server, name, arguments)
+    result = next(e for e in events if isinstance(e, ToolResultEvent))
+    if expected[-1] == "FOUND":  # how many a hybrid search finds is the ranking's business
+        expected[-1] = f"Found {result.count} relevant incidents..."
+    assert statuses(events) == [ANALYZING, *expected, WRAPPING_UP]
+
+
+def test_an_offline_search_streams_the_design_wording(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    events = list(
+        conversation_reply(
+            conversation=conversation,
+            user=alice,
+            text="Look up INC-2025-08-24-001",
+            model=OfflineChatModel(),
+        )
+    )
+    assert statuses(events) == [
+        ANALYZING,
+        "Searching for INC-2025-08-24-001...",
+        "Found incident INC-2025-08-24-001",
+        "Generating title for the incident report...",
+        WRAPPING_UP,
+    ]
+
+
+def test_a_greeting_is_not_analyzed_and_does_not_title_the_conversation(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    events = list(
+        conversation_reply(
+            conversation=conversation, user=alice, text="Hi there!", model=OfflineChatModel()
+        )
+    )
+    assert statuses(events) == [WRAPPING_UP]
+    assert not any(isinstance(e, TitleEvent) for e in events)
+    conversation.refresh_from_db()
+    assert conversation.title == ""
+
+
+@pytest.mark.usefixtures("openai_settings")
+def test_a_question_answered_without_tools_is_not_analyzed(
+    alice: User, openai_server: OpenAIServer
+) -> None:
+    conversation = conversation_create(owner=alice, title="Titled already")
+    openai_server.script(text_reply("I can search incidents and runbooks."))
+    events = list(
+        conversation_reply(conversation=conversation, user=alice, text="What can you do?")
+    )
+    assert statuses(events) == [WRAPPING_UP]
