@@ -26,21 +26,18 @@ _FILLER = frozenset(
     }
 )  # fmt: skip
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+/_-]*")
-# Small talk: a conversation that so far only says these has no subject to name.
-_SMALL_TALK = frozenset(
-    {
-    "hi", "hello", "hey", "hiya", "yo", "thanks", "thank", "thx", "cheers", "ok", "okay",
-    "great", "cool", "nice", "bye", "good", "morning", "afternoon", "evening", "day", "there",
-    "team", "copilot", "incidentdesk", "perfect", "awesome", "sure", "yes", "no", "lot",
-    }
-)  # fmt: skip
+# The intent model's own bar for a greeting (the router's CHIT_CHAT_SURE).
+GREETING_SURE = 0.8
 
 
 def worth_a_title(question: str) -> bool:
     """Whether the question has a subject to title the conversation by: a greeting
-    or a thank-you leaves the conversation untitled until a real question comes."""
-    words = {w.lower().strip(".-/") for w in _WORD_RE.findall(question)}
-    return bool(words - _FILLER - _SMALL_TALK - {""})
+    or a thank-you (as the intent model reads it) leaves it untitled until a real
+    question comes."""
+    if find_incident_ids(question):
+        return True
+    guess = guess_intent(question)
+    return not (guess.intent == "chit_chat" and guess.confidence >= GREETING_SURE)
 
 
 # Verbs and chat words that make word salad of a title ("Payments Gettin 403 For").
@@ -65,7 +62,7 @@ def heuristic_title(question: str) -> str:
     ids = find_incident_ids(question)
     if ids:
         return f"Incident {ids[0]}"
-    if guess_intent(question).intent == "chit_chat":
+    if not worth_a_title(question):
         return ""  # a greeting is not what the conversation is about; the next turn names it
     _, rest = qp.parse_time_window(question, timezone.localdate())
     words = [w.strip(".-/") for w in _WORD_RE.findall(rest)]

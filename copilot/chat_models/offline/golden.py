@@ -17,11 +17,15 @@ from dataclasses import dataclass
 from copilot.chat_models.base import ChatMessage
 from copilot.chat_models.offline.reading import ToolOutcome
 from copilot.chat_models.offline.routes import Route
-from copilot.prompts import GOLDEN_HEADING
+from copilot.prompts import GOLDEN_EXAMPLE_HEADING, GOLDEN_HEADING
 from incidents.parsing import find_incident_ids
 
 MAX_VERIFIED_LOOKUPS = 3
-_EXAMPLE_RE = re.compile(r"^Q: (?P<question>.*?)\nA: (?P<answer>.*?)(?=\n\nQ: |\n*\Z)", re.S | re.M)
+_EXAMPLE_RE = re.compile(
+    rf"^{re.escape(GOLDEN_EXAMPLE_HEADING)}\nQuestion: (?P<question>.*?)\nVerified answer: "
+    rf"(?P<answer>.*?)(?=\n\n{re.escape(GOLDEN_EXAMPLE_HEADING)}|\n*\Z)",
+    re.S | re.M,
+)
 
 
 @dataclass(frozen=True)
