@@ -25,6 +25,7 @@ from bootstrap import EVAL_DIR
 from django.contrib.auth.models import User
 from search_bench import DATASET, drop_bench_data, eval_sources, load, percentile
 
+from copilot.chat_models.offline import intents
 from copilot.chat_models.offline.intents import intent_model
 from copilot.events import DoneEvent
 from copilot.models import Conversation
@@ -82,6 +83,7 @@ def print_intent_timing() -> None:
     """The intent model: loaded once per process; a guess once the query is embedded
     (search embeds it anyway, from the same cache). Goal: classify in under 2 ms."""
     questions = [text for turns in conversations() for text in turns]
+    intents.forget_model()  # time the load from the cached weights, as a new process does
     started = time.perf_counter()
     model = intent_model()
     loaded = (time.perf_counter() - started) * 1000
@@ -92,7 +94,7 @@ def print_intent_timing() -> None:
         started = time.perf_counter()
         model.guess(text)
         timings.append((time.perf_counter() - started) * 1000)
-    print(f"  intent model loaded once ({loaded:.1f} ms, after the warm run); a guess with the "
+    print(f"  intent model loaded once per process ({loaded:.1f} ms); a guess with the "
           f"query embedded: p50 {statistics.median(timings):.2f}  "
           f"p95 {percentile(timings, 0.95):.2f} ms  (goal < 2)")  # fmt: skip
 

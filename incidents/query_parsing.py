@@ -580,6 +580,11 @@ def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:
     return token, False
 
 
+def _may_name(word: str, index: _MentionIndex) -> bool:
+    """Whether `word` (as corrected) can be part of a catalog name."""
+    return all(t in index.words or t in _GENERIC_WORDS for t in application_terms(word) or [word])
+
+
 def find_application_mention(
     text: str, catalog: Sequence[ApplicationEntry]
 ) -> ApplicationMention | None:
@@ -599,6 +604,8 @@ def find_application_mention(
     for size in range(min(len(corrected), 6), 0, -1):
         for start in range(len(corrected) - size + 1):
             run = corrected[start : start + size]
+            if not all(_may_name(word, index) for word, _ in run):
+                continue  # a word no name has: no entry can match (and matching costs)
             subject = " ".join(word for word, _ in run)
             if size == 1 and (subject in CATEGORY_WORDS or subject in _GENERIC_WORDS):
                 continue

@@ -78,7 +78,8 @@ def test_a_window_question_keeps_its_subject(alice: User) -> None:
 def test_a_matching_golden_example_leads_the_offline_answer(alice: User) -> None:
     example = GoldenExample.objects.create(
         question="Why did PayU merchants get 403s after the key rotation?",
-        answer="The rotated key never reached the gateway cache: see INC-2025-08-24-001.",
+        answer="The rotated key never reached the gateway cache: see INC-2025-08-24-001. "
+        "Unrelated to INC-2025-09-01-001; INC-2020-01-01-001 was the first time.",
     )
     golden_example_embed(example=example)
     conversation = conversation_create(owner=alice)
@@ -86,8 +87,14 @@ def test_a_matching_golden_example_leads_the_offline_answer(alice: User) -> None
     answer = done_of(events).content
     assert answer.startswith("### Verified answer\n\nThe rotated key never reached")
     assert "### From the records" in answer
-    assert ("lookup_incident_by_id", {"incident_id": "INC-2025-08-24-001"}) in tools_of(events)
-    assert "unverified" not in answer
+    # Ids the search did not return are looked up, so they are verified like any citation;
+    # one that is not in the data is said so.
+    looked_up = [
+        a["incident_id"] for name, a in tools_of(events) if name == "lookup_incident_by_id"
+    ]
+    assert looked_up == ["INC-2020-01-01-001"]  # the search returned the other two
+    assert {"INC-2025-08-24-001", "INC-2025-09-01-001"} <= set(done_of(events).citations)
+    assert "(Not in the current data: INC-2020-01-01-001.)" in answer
 
 
 def test_without_a_golden_match_the_answer_is_unchanged(alice: User) -> None:

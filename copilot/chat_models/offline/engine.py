@@ -74,8 +74,14 @@ class OfflineChatModel:
         if tools and not outcomes and not _CHAT_ONLY_RE.match(question):
             routes = self.understand(question, messages).routes
             if routes:
-                yield from _tool_calls([*routes, *golden_lookups(golden, routes)])
+                yield from _tool_calls(routes)
                 return
+        # The verified answer's incidents the searches did not return are looked up
+        # (one more round), so its ids are re-verified like any citation.
+        lookups = golden_lookups(golden, outcomes) if tools and outcomes else []
+        if lookups:
+            yield from _tool_calls(lookups)
+            return
         answer = write_answer(question, outcomes, conversation_state(messages))
         if golden:
             answer = lead_with_verified(golden[0], answer, outcomes)

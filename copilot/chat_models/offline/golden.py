@@ -10,6 +10,7 @@ answer" heading, the tools' evidence after. Without a match nothing changes.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,13 +52,25 @@ def verified_answers(messages: Sequence[ChatMessage]) -> list[VerifiedAnswer]:
     ]
 
 
-def golden_lookups(golden: Sequence[VerifiedAnswer], routes: Sequence[Route]) -> list[Route]:
-    """Lookups of the incidents the leading verified answer cites, not already asked for."""
+def golden_lookups(golden: Sequence[VerifiedAnswer], outcomes: list[ToolOutcome]) -> list[Route]:
+    """Lookups of the incidents the leading verified answer cites that this turn's
+    tools neither returned nor already looked up."""
     if not golden:
         return []
-    asked = {r.arguments.get("incident_id") for r in routes}
-    wanted = [i for i in golden[0].incident_ids if i not in asked][:MAX_VERIFIED_LOOKUPS]
-    return [Route("lookup_incident_by_id", {"incident_id": i}, "verified answer") for i in wanted]
+    found = {r.id for o in outcomes for r in o.records}
+    asked = {_looked_up(o) for o in outcomes if o.name == "lookup_incident_by_id"}
+    wanted = [i for i in golden[0].incident_ids if i not in found | asked]
+    return [
+        Route("lookup_incident_by_id", {"incident_id": i}, "verified answer")
+        for i in wanted[:MAX_VERIFIED_LOOKUPS]
+    ]
+
+
+def _looked_up(outcome: ToolOutcome) -> str:
+    try:
+        return str(json.loads(outcome.arguments or "{}").get("incident_id", ""))
+    except (ValueError, AttributeError):
+        return ""
 
 
 def lead_with_verified(golden: VerifiedAnswer, answer: str, outcomes: list[ToolOutcome]) -> str:

@@ -224,6 +224,12 @@ def intent_model() -> IntentModel:
     return _model
 
 
+def forget_model() -> None:
+    """Drop the loaded model (benchmarks time a load from the cached weights)."""
+    global _model
+    _model = None
+
+
 def guess_intent(text: str) -> IntentGuess:
     return intent_model().guess(text)
 
