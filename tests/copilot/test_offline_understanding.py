@@ -94,7 +94,8 @@ def test_a_matching_golden_example_leads_the_offline_answer(alice: User) -> None
     ]
     assert looked_up == ["INC-2020-01-01-001"]  # the search returned the other two
     assert {"INC-2025-08-24-001", "INC-2025-09-01-001"} <= set(done_of(events).citations)
-    assert "(Not in the current data: INC-2020-01-01-001.)" in answer
+    assert "INC-2020-01-01-001 [unverified" in answer
+    assert "(1 of the incidents it cites is not in the current data.)" in answer
 
 
 def test_without_a_golden_match_the_answer_is_unchanged(alice: User) -> None:

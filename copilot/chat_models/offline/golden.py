@@ -77,5 +77,11 @@ def lead_with_verified(golden: VerifiedAnswer, answer: str, outcomes: list[ToolO
     """The verified answer first (ids not in the current data said so), then the evidence."""
     found = {r.id for o in outcomes for r in o.records}
     missing = [i for i in golden.incident_ids if i not in found]
-    note = f"\n\n(Not in the current data: {', '.join(missing)}.)" if missing else ""
+    # The ids themselves are marked by the citation check; say what that means.
+    note = (
+        f"\n\n({len(missing)} of the incidents it cites "
+        f"{'is' if len(missing) == 1 else 'are'} not in the current data.)"
+        if missing
+        else ""
+    )
     return f"### Verified answer\n\n{golden.answer}{note}\n\n### From the records\n\n{answer}"
