@@ -26,8 +26,6 @@ _FILLER = frozenset(
     }
 )  # fmt: skip
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+/_-]*")
-# The intent model's own bar for a greeting (the router's CHIT_CHAT_SURE).
-GREETING_SURE = 0.8
 
 
 def worth_a_title(question: str) -> bool:
@@ -36,8 +34,7 @@ def worth_a_title(question: str) -> bool:
     question comes."""
     if find_incident_ids(question):
         return True
-    guess = guess_intent(question)
-    return not (guess.intent == "chit_chat" and guess.confidence >= GREETING_SURE)
+    return not guess_intent(question).is_greeting
 
 
 # Verbs and chat words that make word salad of a title ("Payments Gettin 403 For").

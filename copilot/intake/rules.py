@@ -130,7 +130,6 @@ def wants_ticket(text: str) -> bool:
 # a screenshot, or report/ticket wording; and a statement is added to the
 # open incident as a comment only when the model is this sure.
 COMMENT_SURE = 0.6
-CHIT_CHAT_SURE = 0.8  # as the router's: a terse search can look like chat
 
 
 def classify_turn(
@@ -178,7 +177,7 @@ def _by_intent(
         return TurnDecision(ASK_SUMMARY, reason="asks for the decisions")
     if top == "comment" and has_incident and probabilities["comment"] >= COMMENT_SURE:
         return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
-    if top == "chit_chat" and probabilities["chit_chat"] >= CHIT_CHAT_SURE:
+    if guess.is_greeting:
         return TurnDecision(CHIT_CHAT, reason="a greeting or thanks")
     if top in {"report", "question"} and _reads_as_ongoing(text):
         return TurnDecision(NEW_INCIDENT, False, ticket, False, "describes something ongoing")

@@ -46,6 +46,11 @@ _CLAUSE_END_RE = re.compile(r"(?<=[.!?;,])\s+|\s+[\u2013\u2014-]+\s+|\n+")
 _WORD_RE = re.compile(r"\w+")
 
 
+# A greeting gets no search only when the model is this sure: a terse search
+# ("postmortem template") can look like chat to it (0.56 there; "hi there" 0.96).
+CHIT_CHAT_SURE = 0.8
+
+
 @dataclass(frozen=True)
 class BankRow:
     text: str
@@ -130,6 +135,11 @@ class IntentGuess:
         kept = [(name, p) for name, p in self.ranked if name in allowed]
         total = sum(p for _, p in kept) or 1.0
         return IntentGuess(tuple((name, p / total) for name, p in kept))
+
+    @property
+    def is_greeting(self) -> bool:
+        """Chit-chat, and sure of it: the router, intake and titles share this bar."""
+        return self.probability("chit_chat") >= CHIT_CHAT_SURE and self.intent == "chit_chat"
 
     def describe(self, top: int = 3) -> str:
         return ", ".join(f"{name} {p:.2f}" for name, p in self.ranked[:top])

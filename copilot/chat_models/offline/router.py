@@ -50,9 +50,6 @@ UNSURE_BELOW = 0.8
 # first intent was right 79-91% of the time and the runner-up 4-18% (same
 # cross-validation), so evidence there would mostly flip right answers.
 EVIDENCE_FROM = 0.25
-# A greeting gets no search only when the model is this sure: a terse search
-# ("postmortem template") can look like chat to it (0.56 there; "hi there" 0.96).
-CHIT_CHAT_SURE = 0.8
 PAST_FIXES_LIMIT = 3
 FIXING_RE = re.compile(
     r"\b(?:fix\w*|resolv\w*|troubleshoot\w*|debug\w*|mitigat\w*|recover\w*|errors?|"
@@ -104,7 +101,7 @@ def understand(
     if kind is not None:
         routes = follow_ups.follow_up_routes(kind, question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), f"refers back: {kind}")
-    if guess.intent == "chit_chat" and guess.confidence >= CHIT_CHAT_SURE:
+    if guess.is_greeting:
         return Understanding("chit_chat", guess.confidence, ())
     intent, considered = _decide(question, guess.among(SEARCH_INTENTS), catalog, today, probe)
     routes = _ROUTERS[intent](question, catalog, today)
