@@ -34,6 +34,9 @@ TODAY = dt.date(2026, 1, 10)
         ("What broke in the last 2 weeks?", "get_recent_incidents", {"days": 14, "limit": 10}),
         ("PayU Core incidents in the last 30 days", "search_similar_incidents",
          {"query": "PayU Core incidents in the last 30 days", "limit": 5}),
+        # The issue's own case: the window is a filter, the subject is kept as the query.
+        ("PayU Core timeouts in the last 90 days", "search_similar_incidents",
+         {"query": "PayU Core timeouts in the last 90 days", "limit": 5}),
         ("Show me all incidents that affected GitHub Codespaces.", "get_incidents_by_application",
          {"app_name": "GitHub Codespaces", "limit": 25}),
         ("settlement & reporting", "get_incidents_by_application",

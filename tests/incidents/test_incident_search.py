@@ -67,3 +67,30 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
         cursor.execute(f"EXPLAIN {captured.captured_queries[-1]['sql']}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "incidents_chunk_embedding_hnsw" in plan
+
+
+def test_a_window_question_filters_by_window_and_application_and_ranks_the_subject(
+    tmp_path: Path,
+) -> None:
+    """ "PayU Core timeouts in the last 90 days": PayU Core, in the window, by "timeouts"."""
+    import datetime as dt
+
+    from incidents.selectors import search_similar_incidents
+
+    rows = [
+        incident_row("INC-2025-12-01-001", title="Gateway timeouts under load",
+                     impacted_application="PayU Core", occurred_at="2025-12-01"),
+        incident_row("INC-2025-12-02-001", title="Gateway timeouts under load",
+                     impacted_application="Checkout Gateway", occurred_at="2025-12-02"),
+        incident_row("INC-2025-06-01-001", title="Gateway timeouts under load",
+                     impacted_application="PayU Core", occurred_at="2025-06-01"),
+    ]  # fmt: skip
+    path = tmp_path / "w.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    version, _ = incident_import_file(path=path, dataset_name="w", activate=True)
+    found = search_similar_incidents(
+        "PayU Core timeouts in the last 90 days", 5, now=dt.date(2026, 1, 10), version=version
+    )
+    assert found.applied.applications == ("PayU Core",)
+    assert found.applied.window is not None and not found.expanded
+    assert [h.incident.incident_id for h in found.hits] == ["INC-2025-12-01-001"]
