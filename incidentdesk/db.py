@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+from django.apps import apps
 from django.db import connection, transaction
-from django.db.models import Field, Model
+from django.db.migrations.executor import MigrationExecutor
+from django.db.models import Field, Index, Model
+
+logger = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -69,3 +74,66 @@ def _insert_statement(model: type[Model]) -> tuple[str, list[Field[Any, Any]]]:
 def _columns(fields: Sequence[Field[Any, Any]]) -> str:
     """Quoted column names (a concrete field always has one)."""
     return ", ".join(connection.ops.quote_name(str(field.column)) for field in fields)
+
+
+# --- declared indexes -------------------------------------------------------------
+
+
+def declared_indexes(
+    models: Iterable[type[Model]] | None = None,
+) -> list[tuple[type[Model], Index]]:
+    """Every index the models' Meta.indexes declare (all installed models by default)."""
+    chosen = apps.get_models() if models is None else models
+    return [
+        (model, index)
+        for model in chosen
+        if model._meta.managed and not model._meta.proxy
+        for index in model._meta.indexes
+    ]
+
+
+def indexes_in_database() -> dict[str, bool]:
+    """Index name -> whether it is valid, in the connection's schema.
+
+    A CREATE INDEX CONCURRENTLY cut short (a crash, a cancel) leaves an
+    invalid index behind: present in pg_indexes, never used by a query.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, i.indisvalid FROM pg_index i"
+            " JOIN pg_class c ON c.oid = i.indexrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema()"
+        )
+        return {str(name): bool(valid) for name, valid in cursor.fetchall()}
+
+
+def declared_indexes_ensure(models: Iterable[type[Model]] | None = None) -> list[str]:
+    """Build every declared index that is missing or invalid; return their names.
+
+    An index can be lost outside migrations: a bulk import that dropped one
+    to load faster was killed before rebuilding it, and every search became
+    a sequential scan for good. Run at start-up (`manage.py serve`) and after
+    each import. CONCURRENTLY when not inside a transaction, so searches keep
+    running while it builds. Skipped while migrations are pending: a pending
+    migration may be the one that adds (or renames) the index.
+    """
+    if models is None and _migrations_pending():
+        logger.warning("migrations are pending; not checking indexes")
+        return []
+    present = indexes_in_database()
+    missing = [(m, i) for m, i in declared_indexes(models) if not present.get(str(i.name))]
+    concurrently = not connection.in_atomic_block
+    for model, index in missing:
+        logger.warning("index %s is missing or invalid; building it", index.name)
+        with connection.schema_editor(atomic=False) as editor:
+            # What PostgreSQL's add_index(concurrently=...) runs; the stubs lack the argument.
+            if index.name in present:  # invalid: drop the leftover first
+                editor.execute(index.remove_sql(model, editor, concurrently=concurrently))
+            editor.execute(index.create_sql(model, editor, concurrently=concurrently), None)
+    return [str(index.name) for _, index in missing]
+
+
+def _migrations_pending() -> bool:
+    executor = MigrationExecutor(connection)
+    return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
