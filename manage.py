@@ -6,6 +6,22 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["serve"]:
+        # Before anything starts: Ctrl-C or SIGTERM at any moment of start-up
+        # must stop what serve started (incidentdesk/shutdown.py).
+        from incidentdesk import shutdown
+
+        shutdown.install()
+        try:
+            _run()
+        except shutdown.Interrupted as stop:
+            shutdown.ignore()
+            print(f"\n{stop} during start-up: stopped what was started.")
+        return
+    _run()
+
+
+def _run() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "incidentdesk.settings")
     from incidentdesk import embedded
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from incidentdesk import shutdown
+
 logger = logging.getLogger(__name__)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -275,7 +277,9 @@ def ensure_services() -> None:
     (Celery's pool) never stop them, because the exit hook checks the pid.
     """
     global _owner_pid
-    with _services_lock():
+    # A stop signal waits until what was started is recorded as ours (serve's
+    # clean-up then stops it); without serve's handlers this changes nothing.
+    with shutdown.deferred(), _services_lock():
         if uses_embedded_postgres():
             if start_postgres():
                 _owned.add("postgres")
@@ -285,9 +289,9 @@ def ensure_services() -> None:
             ensure_database()
         if uses_embedded_redis() and start_redis():
             _owned.add("redis")
-    if _owned and _owner_pid is None:
-        _owner_pid = os.getpid()
-        atexit.register(stop_owned_services)
+        if _owned and _owner_pid is None:
+            _owner_pid = os.getpid()
+            atexit.register(stop_owned_services)
 
 
 def stop_owned_services() -> None:

@@ -11,23 +11,31 @@ The `manage.py` process has already started (and so owns) the embedded
 PostgreSQL and Redis; its children only attach. Children run in their own
 sessions so the terminal's Ctrl-C reaches this process alone, and shutdown
 happens in order: web and worker first, then Redis, then PostgreSQL.
+
+SO_REUSEPORT would also let a second IncidentDesk (another checkout, another
+`var/`) bind the same port and silently take half the connections. So serve
+first takes a lock per port (`port_lock`), which its daphne processes inherit:
+a second serve fails with the first one's pid and data directory, even if
+only orphaned workers of the first are left.
 """
 
 from __future__ import annotations
 
-import signal
+import fcntl
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import FrameType
-from typing import Any, Protocol
+from pathlib import Path
+from typing import IO, Any, Protocol
 
 from django.conf import settings
 
-from incidentdesk import embedded
+from incidentdesk import embedded, shutdown
 
 GRACE_SECONDS = 10
 
@@ -68,6 +76,36 @@ def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
     return sockets
 
 
+class PortInUse(OSError):
+    pass
+
+
+def port_lock_path(port: int) -> Path:
+    """One lock file per port for every checkout on the machine (not under `var/`)."""
+    return Path(tempfile.gettempdir()) / f"incidentdesk-port-{port}.lock"
+
+
+def port_lock(port: int) -> IO[str]:
+    """Hold the port's lock (released when this process and its workers are gone).
+
+    The file says who holds it, for the second instance's message. Keep the
+    returned file open; pass its descriptor to the daphne processes.
+    """
+    handle = open(port_lock_path(port), "a+")  # noqa: SIM115 - held for the process's life
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "pid unknown"
+        handle.close()
+        raise PortInUse(f"port {port} is in use by another IncidentDesk ({holder})") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}, var {embedded.var_dir()}\n")
+    handle.flush()
+    return handle
+
+
 def daphne_command(sock: socket.socket) -> list[str]:
     """daphne serving the app on an already listening socket."""
     return [
@@ -75,11 +113,13 @@ def daphne_command(sock: socket.socket) -> list[str]:
     ]  # fmt: skip
 
 
-def start_web(sockets: Sequence[socket.socket], **popen: Any) -> list[Child]:
-    """One daphne process per socket; each inherits only its own socket."""
+def start_web(
+    sockets: Sequence[socket.socket], *, hold: Sequence[int] = (), **popen: Any
+) -> list[Child]:
+    """One daphne process per socket; each inherits its own socket (and `hold`: the port lock)."""
     return [
         Child(f"daphne-{number}", subprocess.Popen(  # noqa: S603 - our argv
-            daphne_command(sock), pass_fds=(sock.fileno(),), **popen
+            daphne_command(sock), pass_fds=(sock.fileno(), *hold), **popen
         ))
         for number, sock in enumerate(sockets, start=1)
     ]  # fmt: skip
@@ -109,36 +149,41 @@ def stop_children(children: Sequence[Child], out: Output) -> None:
             child.process.wait()
 
 
-class _Stop(Exception):
-    pass
+def supervise(*, host: str, port: int, out: Output, hold: Sequence[int] = ()) -> int:
+    """Run the children until a signal or until one of them exits.
 
-
-def _raise_stop(signum: int, frame: FrameType | None) -> None:
-    raise _Stop(signal.Signals(signum).name)
-
-
-def supervise(*, host: str, port: int, out: Output) -> int:
-    """Run the children until a signal or until one of them exits."""
-    signal.signal(signal.SIGINT, _raise_stop)
-    signal.signal(signal.SIGTERM, _raise_stop)
-    sockets = listening_sockets(host, port, settings.WEB_WORKERS)
-    children = [*start_web(sockets, start_new_session=True), start_celery()]
-    for sock in sockets:  # the workers hold them now
-        sock.close()
+    Stop signals raise `shutdown.Interrupted` (manage.py installed the
+    handlers); starting the children is deferred past them, so every child
+    started is in `children` when the clean-up runs.
+    """
+    shutdown.install()  # manage.py did already; again for callers that are not manage.py
+    children: list[Child] = []
     exit_code = 0
     try:
-        while True:
-            dead = [c for c in children if c.process.poll() is not None]
-            if dead:
-                out.write(f"{dead[0].name} exited with {dead[0].process.returncode}; stopping\n")
-                exit_code = 1
-                break
-            time.sleep(0.5)
-    except _Stop as stop:
+        with shutdown.deferred():
+            sockets = listening_sockets(host, port, settings.WEB_WORKERS)
+            try:
+                children += start_web(sockets, hold=hold, start_new_session=True)
+                children.append(start_celery())
+            finally:
+                for sock in sockets:  # the workers hold them now
+                    sock.close()
+        exit_code = _watch(children, out)
+    except shutdown.Interrupted as stop:
         out.write(f"\n{stop}: stopping daphne, the worker and the embedded services...\n")
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        shutdown.ignore()
         stop_children(children, out)
         embedded.stop_owned_services()
     out.write("stopped.\n")
     return exit_code
+
+
+def _watch(children: Sequence[Child], out: Output) -> int:
+    """Wait until a child exits (1); a stop signal raises instead."""
+    while True:
+        dead = [c for c in children if c.process.poll() is not None]
+        if dead:
+            out.write(f"{dead[0].name} exited with {dead[0].process.returncode}; stopping\n")
+            return 1
+        time.sleep(0.5)

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from incidents.selectors import forget_cached_scopes
 from tests.factories import UserFactory
+from tests.processes import Stack
 
 EVAL_DIR = Path(os.environ.get("EVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "eval"))
 
@@ -72,3 +73,12 @@ def roomy_api_rates(settings: Any) -> None:
             "chat": "10000/minute",
         },
     }
+
+
+@pytest.fixture
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """`manage.py` processes on a VAR_DIR of their own, all stopped at the end."""
+    # Short path: unix socket paths are limited to ~107 bytes.
+    stack = Stack(tmp_path_factory.mktemp("f"))
+    yield stack
+    stack.stop()

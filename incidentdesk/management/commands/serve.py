@@ -1,10 +1,10 @@
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from incidentdesk import supervisor
+from incidentdesk import embedded, shutdown, supervisor
 
 
 class Command(BaseCommand):
@@ -19,17 +19,45 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="Skip the demo data.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        """1. migrate; 2. static files; 3. demo data and login; 4. supervise."""
-        call_command("migrate", interactive=False, verbosity=0)
-        call_command("collectstatic", interactive=False, verbosity=0)
-        if not options["no_demo"]:
-            call_command("load_demo", stdout=self.stdout)
+        """1. claim the port; 2. prepare the database; 3. supervise.
+
+        A stop signal at any step stops what was started (manage.py installed
+        the handlers before the embedded services started).
+        """
+        lock = self.claim_port(options["port"])
+        try:
+            self.prepare(no_demo=options["no_demo"])
+        except shutdown.Interrupted as stop:
+            shutdown.ignore()
+            self.stdout.write(f"\n{stop} during start-up: stopping the embedded services...")
+            embedded.stop_owned_services()
+            return
         address = f"http://{options['host']}:{options['port']}/"
         workers = settings.WEB_WORKERS
         self.stdout.write(f"Serving on {address} with {workers} daphne process(es) (Ctrl-C stops)")
+        hold = (lock.fileno(),) if lock else ()
         try:
-            code = supervisor.supervise(host=options["host"], port=options["port"], out=self.stdout)
+            code = supervisor.supervise(
+                host=options["host"], port=options["port"], out=self.stdout, hold=hold
+            )
         except OSError as exc:  # the port is taken, or the address is not ours
             raise CommandError(f"Cannot listen on {address}: {exc}") from exc
         if code:
             raise CommandError("a supervised process exited unexpectedly")
+
+    def claim_port(self, port: int) -> IO[str] | None:
+        """Fail before any work if another IncidentDesk serves this port (0: any free port)."""
+        if not port:
+            return None
+        try:
+            return supervisor.port_lock(port)
+        except supervisor.PortInUse as exc:
+            embedded.stop_owned_services()
+            raise CommandError(str(exc)) from exc
+
+    def prepare(self, *, no_demo: bool) -> None:
+        """1. migrate; 2. static files; 3. demo data and login."""
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        if not no_demo:
+            call_command("load_demo", stdout=self.stdout)

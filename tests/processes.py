@@ -1,0 +1,104 @@
+"""Real processes on a data directory of their own: `manage.py` commands, the
+embedded PostgreSQL they start, and faults injected with real signals.
+Tests take the `stack` fixture (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import psycopg
+
+from tests.test_embedded import (
+    BASE_DIR,
+    WAIT_SECONDS,
+    alive,
+    free_port,
+    isolated_env,
+    wait_for_http,
+)
+
+__all__ = ["BASE_DIR", "WAIT_SECONDS", "alive", "free_port", "wait_for_http"]
+
+
+class Stack:
+    """`manage.py` runs against one VAR_DIR; everything they start is stopped at the end."""
+
+    def __init__(self, var_dir: Path, **env: str) -> None:
+        self.var_dir = var_dir
+        self.env = {**isolated_env(var_dir), **env}
+        self.started: list[subprocess.Popen[bytes]] = []
+        self.logs: dict[int, Path] = {}
+
+    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # noqa: S603 - our argv
+            [sys.executable, "manage.py", *args], env=self.env, cwd=BASE_DIR,
+            capture_output=True, text=True, timeout=WAIT_SECONDS, check=check,
+        )  # fmt: skip
+
+    def start(self, *args: str) -> subprocess.Popen[bytes]:
+        """`manage.py *args` in the background; its output goes to `output(process)`."""
+        log = self.var_dir / f"{args[0]}-{len(self.started)}.out"
+        with log.open("wb") as out:
+            process = subprocess.Popen(  # noqa: S603 - our argv
+                [sys.executable, "manage.py", *args], env=self.env, cwd=BASE_DIR,
+                stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        self.started.append(process)
+        self.logs[process.pid] = log
+        return process
+
+    def output(self, process: subprocess.Popen[bytes]) -> str:
+        return self.logs[process.pid].read_text(errors="replace")
+
+    def postmaster_pid(self) -> int | None:
+        pid_file = self.var_dir / "pg" / "postmaster.pid"
+        try:
+            pid = int(pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if pid > 0 else None  # negative: a single-user backend (initdb)
+
+    def connect(self) -> psycopg.Connection[tuple[object, ...]]:
+        lines = (self.var_dir / "pg" / "postmaster.pid").read_text().splitlines()
+        return psycopg.connect(
+            host=lines[4].strip(), port=int(lines[3]), user="postgres",
+            dbname="incidentdesk", autocommit=True, connect_timeout=5,
+        )  # fmt: skip
+
+    def kill_postgres(self) -> None:
+        """kill -9 the postmaster and its backends at once, as a crash of the machine would."""
+        pid = self.postmaster_pid()
+        assert pid is not None and alive(pid)
+        server = psutil.Process(pid)
+        processes = [server, *server.children(recursive=True)]
+        for process in processes:
+            process.send_signal(signal.SIGKILL)
+        psutil.wait_procs(processes, timeout=WAIT_SECONDS)
+
+    def stop(self) -> None:
+        for process in self.started:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        pid = self.postmaster_pid()
+        if pid is not None and alive(pid):  # left by a failed test: never orphan it
+            os.kill(pid, signal.SIGQUIT)
+
+
+def wait_until(check: Callable[[], object], what: str, timeout: float = WAIT_SECONDS) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{what} did not happen within {timeout:.0f}s")
