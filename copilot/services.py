@@ -279,6 +279,22 @@ def agent_run_finish(*, run: AgentRun, status: str, error: str = "", **figures: 
     return run
 
 
+def agent_run_fail_interrupted() -> int:
+    """Close the runs a crash left `running`; return how many.
+
+    Called at start-up (`manage.py serve`), before any daphne process runs,
+    so no run still `running` has a process writing it. Without this the
+    conversation answers "busy" until CHAT_RUN_LOCK_SECONDS pass and the page
+    shows the partial answer as still streaming; a failed run shows it as
+    interrupted.
+    """
+    return AgentRun.objects.filter(status=AgentRun.Status.RUNNING).update(
+        status=AgentRun.Status.FAILED,
+        error="interrupted: the server stopped before the answer finished",
+        finished_at=timezone.now(),
+    )
+
+
 def tool_call_build(
     *, run: AgentRun, round: int, call: dict[str, Any], result: ToolResult, latency_ms: int
 ) -> ToolCall:

@@ -33,6 +33,7 @@ from django.db import (
 from django.utils import timezone
 from django.utils.text import slugify
 
+from incidentdesk.db import declared_indexes_ensure
 from incidentdesk.embeddings import embed_texts, get_embedder
 from incidentdesk.errors import ConflictError, IncidentDeskError, ValidationError
 from incidents import importers
@@ -291,7 +292,8 @@ def _write_rows(
     if on_progress:
         on_progress(done, total, result.failed)
     rebuild = not _in_transaction() and len(changed) >= settings.IMPORT_REBUILD_INDEX_THRESHOLD
-    index_sql = _drop_index(spec.hnsw_index) if rebuild else None
+    if rebuild:
+        _drop_index(spec.hnsw_index)
     try:
         batches = [changed[i : i + BATCH_ROWS] for i in range(0, len(changed), BATCH_ROWS)]
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -311,8 +313,9 @@ def _write_rows(
                 if on_progress:
                     on_progress(done, total, result.failed)
     finally:
-        if index_sql:
-            _create_index(index_sql)
+        if not _in_transaction():
+            # Also rebuilds an index an earlier import lost (killed before this line).
+            declared_indexes_ensure([spec.chunk_model])
 
 
 def _classify(
@@ -426,21 +429,14 @@ def _in_transaction() -> bool:
     return connection.in_atomic_block
 
 
-def _drop_index(name: str) -> str | None:
-    """Drop an HNSW index for a bulk load; return the SQL that recreates it."""
+def _drop_index(name: str) -> None:
+    """Drop an HNSW index for a bulk load; `declared_indexes_ensure` builds it again.
+
+    If the process dies before that, `manage.py serve` rebuilds it at start-up.
+    """
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [name])
-        row = cursor.fetchone()
-        if row is None:
-            return None
         cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
     logger.info("dropped %s for the bulk load; rebuilding it after", name)
-    return str(row[0])
-
-
-def _create_index(sql: str) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
 
 
 # --- incidents ------------------------------------------------------------------
@@ -578,6 +574,23 @@ def import_job_run_now(*, job: ImportJob) -> ImportJob:
     message = result.summary() + ("; activated" if activate else "")
     status = ImportJob.Status.PARTIAL if result.failed else ImportJob.Status.SUCCEEDED
     return _import_job_finish(job, status, message)
+
+
+def import_job_requeue_interrupted() -> list[int]:
+    """Queue again the jobs a crash left `queued` or `running`; return their ids.
+
+    Called at start-up (`manage.py serve`), before the worker starts: a job
+    still `running` lost its worker. Running a job twice is safe (rows are
+    upserted, and the task skips a job that has finished), and
+    import_job_run_now gives up after IMPORT_JOB_MAX_ATTEMPTS.
+    """
+    from incidents.tasks import import_job_run
+
+    unfinished = [ImportJob.Status.QUEUED, ImportJob.Status.RUNNING]
+    ids = list(ImportJob.objects.filter(status__in=unfinished).values_list("pk", flat=True))
+    for job_id in ids:
+        import_job_run.delay(job_id)
+    return ids
 
 
 def _import_job_rows(job: ImportJob, progress: ProgressCallback) -> ImportResult:

@@ -90,9 +90,13 @@ class Stack:
                     process.wait(60)
                 except subprocess.TimeoutExpired:
                     process.kill()
+        # What a failing test (or the code under test) left: never orphan it.
         pid = self.postmaster_pid()
-        if pid is not None and alive(pid):  # left by a failed test: never orphan it
+        if pid is not None and alive(pid):
             os.kill(pid, signal.SIGQUIT)
+        redis_pid = self.var_dir / "redis.pid"
+        if redis_pid.exists() and alive(int(redis_pid.read_text())):
+            os.kill(int(redis_pid.read_text()), signal.SIGTERM)
 
 
 def wait_until(check: Callable[[], object], what: str, timeout: float = WAIT_SECONDS) -> None:

@@ -4,7 +4,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from copilot.services import agent_run_fail_interrupted
 from incidentdesk import embedded, shutdown, supervisor
+from incidentdesk.db import declared_indexes_ensure
+from incidents.services import import_job_requeue_interrupted
 
 
 class Command(BaseCommand):
@@ -56,8 +59,22 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
 
     def prepare(self, *, no_demo: bool) -> None:
-        """1. migrate; 2. static files; 3. demo data and login."""
+        """1. migrate; 2. static files; 3. repair what a crash left; 4. demo data and login."""
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
+        self.recover()
         if not no_demo:
             call_command("load_demo", stdout=self.stdout)
+
+    def recover(self) -> None:
+        """What a crash (kill -9, power loss) left half-done, before any worker runs.
+
+        1. indexes an import dropped and never rebuilt; 2. answers left `running`
+        (their conversations would stay busy); 3. import jobs that lost their worker.
+        """
+        for name in declared_indexes_ensure():
+            self.stdout.write(f"Rebuilt the missing index {name}")
+        if runs := agent_run_fail_interrupted():
+            self.stdout.write(f"Marked {runs} interrupted answer(s) as failed")
+        if jobs := import_job_requeue_interrupted():
+            self.stdout.write(f"Queued {len(jobs)} interrupted import job(s) again")
