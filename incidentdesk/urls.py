@@ -3,7 +3,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from incidentdesk import views
+
 urlpatterns = [
+    path("healthz", views.healthz, name="healthz"),  # liveness (no database)
+    path("readyz", views.readyz, name="readyz"),  # readiness: database, Redis, embedder
     path("", include("copilot.urls")),
     path("incidents/", include("incidents.urls")),
     path("knowledge/", include("knowledge.urls")),
