@@ -368,6 +368,11 @@ CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 2, minimum=1)
 # process answers on one core at a time (incidentdesk/supervisor.py).
 WEB_WORKERS = env_int("WEB_WORKERS", os.cpu_count() or 1, minimum=1)
 CHAT_RUN_LOCK_SECONDS = 300
+# `manage.py serve` restarts a daphne or Celery process that exits (after 1, 2,
+# 4... s), and stops everything when one exits more than this many times
+# within the window: a process that cannot start must not be restarted forever.
+SUPERVISOR_RESTARTS = env_int("SUPERVISOR_RESTARTS", 5, minimum=0)
+SUPERVISOR_RESTART_WINDOW_SECONDS = env_int("SUPERVISOR_RESTART_WINDOW_SECONDS", 120, minimum=1)
 
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
 # them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).

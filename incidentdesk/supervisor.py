@@ -28,8 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -48,8 +48,15 @@ class Output(Protocol):
 
 @dataclass
 class Child:
+    """A supervised process, and how to start it again after a crash."""
+
     name: str
-    process: subprocess.Popen[bytes]
+    start: Callable[[], subprocess.Popen[bytes]]
+    process: subprocess.Popen[bytes] = field(init=False)
+    crashes: list[float] = field(default_factory=list)  # monotonic times, recent ones
+
+    def __post_init__(self) -> None:
+        self.process = self.start()
 
 
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
@@ -116,13 +123,18 @@ def daphne_command(sock: socket.socket) -> list[str]:
 def start_web(
     sockets: Sequence[socket.socket], *, hold: Sequence[int] = (), **popen: Any
 ) -> list[Child]:
-    """One daphne process per socket; each inherits its own socket (and `hold`: the port lock)."""
-    return [
-        Child(f"daphne-{number}", subprocess.Popen(  # noqa: S603 - our argv
+    """One daphne process per socket; each inherits its own socket (and `hold`: the port lock).
+
+    The sockets stay open here too, so a restarted worker adopts the same one
+    and connections that arrive meanwhile wait in its backlog.
+    """
+
+    def starter(sock: socket.socket) -> Callable[[], subprocess.Popen[bytes]]:
+        return lambda: subprocess.Popen(  # noqa: S603 - our argv
             daphne_command(sock), pass_fds=(sock.fileno(), *hold), **popen
-        ))
-        for number, sock in enumerate(sockets, start=1)
-    ]  # fmt: skip
+        )
+
+    return [Child(f"daphne-{n}", starter(sock)) for n, sock in enumerate(sockets, start=1)]
 
 
 def start_celery() -> Child:
@@ -131,7 +143,7 @@ def start_celery() -> Child:
         "--loglevel", "INFO", "--concurrency", "1",
         "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--hostname", "incidentdesk@%h",
     ]  # fmt: skip
-    return Child("celery", subprocess.Popen(argv, start_new_session=True))  # noqa: S603 - our argv
+    return Child("celery", lambda: subprocess.Popen(argv, start_new_session=True))  # noqa: S603
 
 
 def stop_children(children: Sequence[Child], out: Output) -> None:
@@ -159,31 +171,56 @@ def supervise(*, host: str, port: int, out: Output, hold: Sequence[int] = ()) ->
     shutdown.install()  # manage.py did already; again for callers that are not manage.py
     children: list[Child] = []
     exit_code = 0
+    sockets: list[socket.socket] = []
     try:
         with shutdown.deferred():
             sockets = listening_sockets(host, port, settings.WEB_WORKERS)
-            try:
-                children += start_web(sockets, hold=hold, start_new_session=True)
-                children.append(start_celery())
-            finally:
-                for sock in sockets:  # the workers hold them now
-                    sock.close()
+            children += start_web(sockets, hold=hold, start_new_session=True)
+            children.append(start_celery())
         exit_code = _watch(children, out)
     except shutdown.Interrupted as stop:
         out.write(f"\n{stop}: stopping daphne, the worker and the embedded services...\n")
     finally:
         shutdown.ignore()
         stop_children(children, out)
+        for sock in sockets:
+            sock.close()
         embedded.stop_owned_services()
     out.write("stopped.\n")
     return exit_code
 
 
 def _watch(children: Sequence[Child], out: Output) -> int:
-    """Wait until a child exits (1); a stop signal raises instead."""
+    """Restart a child that exits, after a growing delay; give up (1) when one
+    keeps crashing. A stop signal raises instead."""
+    restart_at: dict[str, float] = {}
     while True:
-        dead = [c for c in children if c.process.poll() is not None]
-        if dead:
-            out.write(f"{dead[0].name} exited with {dead[0].process.returncode}; stopping\n")
-            return 1
+        now = time.monotonic()
+        for child in children:
+            if child.name in restart_at:
+                if now >= restart_at[child.name]:
+                    del restart_at[child.name]
+                    with shutdown.deferred():  # a signal now still finds it in `children`
+                        child.process = child.start()
+                    out.write(f"{child.name} restarted (pid {child.process.pid})\n")
+            elif (code := child.process.poll()) is not None:
+                delay = _crash_delay(child, now)
+                if delay is None:
+                    out.write(
+                        f"{child.name} exited with {code}, {len(child.crashes)} times in "
+                        f"{settings.SUPERVISOR_RESTART_WINDOW_SECONDS}s; giving up: stopping\n"
+                    )
+                    return 1
+                out.write(f"{child.name} exited with {code}; restarting it in {delay:.0f}s\n")
+                restart_at[child.name] = now + delay
         time.sleep(0.5)
+
+
+def _crash_delay(child: Child, now: float) -> float | None:
+    """Seconds to wait before restarting `child` (1, 2, 4... up to 30), or None
+    when it crashed more than SUPERVISOR_RESTARTS times within the window."""
+    window = settings.SUPERVISOR_RESTART_WINDOW_SECONDS
+    child.crashes = [*(t for t in child.crashes if now - t < window), now]
+    if len(child.crashes) > settings.SUPERVISOR_RESTARTS:
+        return None
+    return float(min(2 ** (len(child.crashes) - 1), 30))

@@ -46,7 +46,7 @@ class Command(BaseCommand):
         except OSError as exc:  # the port is taken, or the address is not ours
             raise CommandError(f"Cannot listen on {address}: {exc}") from exc
         if code:
-            raise CommandError("a supervised process exited unexpectedly")
+            raise CommandError("a supervised process kept crashing; everything was stopped")
 
     def claim_port(self, port: int) -> IO[str] | None:
         """Fail before any work if another IncidentDesk serves this port (0: any free port)."""
