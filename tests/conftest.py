@@ -76,9 +76,8 @@ def roomy_api_rates(settings: Any) -> None:
 
 
 @pytest.fixture
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack() -> Iterator[Stack]:
     """`manage.py` processes on a VAR_DIR of their own, all stopped at the end."""
-    # Short path: unix socket paths are limited to ~107 bytes.
-    stack = Stack(tmp_path_factory.mktemp("f"))
+    stack = Stack.fresh()
     yield stack
     stack.stop()

@@ -5,9 +5,11 @@ Tests take the `stack` fixture (tests/conftest.py)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +37,14 @@ class Stack:
         self.env = {**isolated_env(var_dir), **env}
         self.started: list[subprocess.Popen[bytes]] = []
         self.logs: dict[int, Path] = {}
+
+    @classmethod
+    def fresh(cls) -> Stack:
+        """On a new directory outside pytest's basetemp: every pytest session on the
+        machine (all root here) resets /tmp/pytest-of-root to 0700, which took the
+        embedded PostgreSQL's own user out of a data directory under it mid-initdb.
+        Short, too: unix socket paths are limited to ~107 bytes."""
+        return cls(Path(tempfile.mkdtemp(prefix="idf-")))
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(  # noqa: S603 - our argv
@@ -97,6 +107,7 @@ class Stack:
         redis_pid = self.var_dir / "redis.pid"
         if redis_pid.exists() and alive(int(redis_pid.read_text())):
             os.kill(int(redis_pid.read_text()), signal.SIGTERM)
+        shutil.rmtree(self.var_dir, ignore_errors=True)
 
 
 def wait_until(check: Callable[[], object], what: str, timeout: float = WAIT_SECONDS) -> None:

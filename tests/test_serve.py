@@ -18,15 +18,13 @@ def serve_stack(stack: Stack, port: int) -> subprocess.Popen[bytes]:
     return stack.start("serve", "--no-demo", "--port", str(port))
 
 
-def test_a_second_instance_on_a_served_port_fails_naming_the_first(
-    stack: Stack, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def test_a_second_instance_on_a_served_port_fails_naming_the_first(stack: Stack) -> None:
     """SO_REUSEPORT let a second checkout share the port: half the logins went to the wrong one."""
     port = free_port()
     first = serve_stack(stack, port)
     wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", first)
 
-    other = Stack(tmp_path_factory.mktemp("g"))
+    other = Stack.fresh()
     try:
         second = serve_stack(other, port)
         assert second.wait(WAIT_SECONDS) != 0
