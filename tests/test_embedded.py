@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -64,9 +67,13 @@ def run_python(code: str, var_dir: Path) -> str:
 
 
 @pytest.fixture
-def var_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # Short path: unix socket paths are limited to ~107 bytes.
-    return tmp_path_factory.mktemp("v")
+def var_dir() -> Iterator[Path]:
+    """Short (unix socket paths are limited to ~107 bytes), and outside pytest's
+    basetemp: every pytest session on the machine resets /tmp/pytest-of-<user> to
+    0700, which can lock the embedded PostgreSQL's own user out of it mid-initdb."""
+    path = Path(tempfile.mkdtemp(prefix="idv-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_a_process_that_starts_the_services_stops_them_at_exit(var_dir: Path) -> None:
