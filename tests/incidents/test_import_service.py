@@ -3,13 +3,21 @@
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
+from incidents.importers import SourceRow
 from incidents.models import DatasetVersion, Incident, IncidentChunk
-from incidents.services import incident_import_file
-from tests.factories import incident_row
+from incidents.services import (
+    INCIDENT_SPEC,
+    incident_import,
+    incident_import_file,
+    index_drop_pays_off,
+)
+from tests.factories import DatasetVersionFactory, incident_row
 
 pytestmark = pytest.mark.django_db
 
@@ -121,3 +129,20 @@ def test_the_command_reports_an_unreadable_file_without_a_traceback(tmp_path: Pa
     path.write_text("hello")
     with pytest.raises(CommandError, match="unknown file extension"):
         call_command("import_incidents", str(path), "--verbosity", "0")
+
+
+def test_a_large_import_drops_the_shared_index_only_into_a_smaller_table(settings: Any) -> None:
+    """Dropping it makes every version's search a sequential scan, and the rebuild covers
+    the whole table: worth it only when the load outweighs what the table holds."""
+    settings.IMPORT_REBUILD_INDEX_THRESHOLD = 2
+    version = DatasetVersionFactory()
+    incident_import(version=version, rows=[SourceRow(n, incident_row(f"INC-2025-01-01-00{n}"))
+                                           for n in range(1, 4)])  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE incidents_incidentchunk")  # rolled back with the test
+    chunks = IncidentChunk.objects.count()
+    assert chunks >= 3
+
+    assert not index_drop_pays_off(spec=INCIDENT_SPEC, rows=1)  # under the threshold
+    assert not index_drop_pays_off(spec=INCIDENT_SPEC, rows=chunks)  # the table is as large
+    assert index_drop_pays_off(spec=INCIDENT_SPEC, rows=chunks + 1)
