@@ -432,12 +432,16 @@ def index_drop_pays_off(*, spec: ImportSpec, rows: int) -> bool:
     """Whether to load `rows` rows without the shared HNSW index and rebuild it after.
 
     The index serves every version, so while it is gone every search is a
-    sequential scan, and the rebuild covers the whole table, not only the new
-    rows. Measured (bench/index_bench.py, 10k new chunks, a shared 2-core
-    machine): into an empty table 138 s in place against 35 s dropped and
-    rebuilt; the rebuild grows with the table while inserts in place do not.
-    So only a large load into a table holding fewer chunks than the load
-    writes rows (each row makes at least one chunk) drops it.
+    sequential scan, a crash in between loses it until the next start-up, and
+    the rebuild covers the whole table, not only the new rows. Measured
+    (bench/index_bench.py, 10k new chunks, on a 2-core machine shared with
+    other builds, load 7-10, so loose): into an empty table 138 s in place
+    against 35 s dropped and rebuilt; into 20k chunks 458 s in place (into
+    30k) against 161 s (a rebuild over 30k). In place is ~3x slower at these
+    sizes, but the rebuild grows with the whole table (188 s at 204k chunks,
+    README) while searches go without the index. Availability wins: only a
+    large load into a table holding fewer chunks than the load writes rows
+    (each row makes at least one chunk) drops it.
     """
     if rows < settings.IMPORT_REBUILD_INDEX_THRESHOLD:
         return False
