@@ -52,7 +52,7 @@ def _month_start(year: int, month_name: str) -> dt.date:
 
 _RELATIVE_RE = re.compile(
     rf"\b(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+"
-    rf"(?:(?P<n>{_NUMBER_RE})\s+)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
+    rf"(?:(?P<n>{_NUMBER_RE})\s+(?:of\s+)?)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
     re.IGNORECASE,
 )
 _THIS_RE = re.compile(r"\bthis\s+(?P<unit>week|month|year)\b", re.IGNORECASE)
@@ -76,8 +76,8 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     """
     parsers = (
         _between_window, _relative_window, _period_start_window, _this_window, _day_window,
-        _quarter_window, _season_window, _month_window, _year_window, _since_date_window,
-        _since_window, _since_weekday_window, _recent_window,
+        _quarter_window, _half_window, _season_window, _month_window, _year_window,
+        _since_date_window, _since_window, _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
         found = parser(text, today)
@@ -110,11 +110,12 @@ def _recent_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]
 
 
 def _this_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "this month": since the month began, as people count it (not the last 30 days)."""
     match = _THIS_RE.search(text)
     if not match:
         return None
-    days = UNIT_DAYS[match.group("unit").lower()]
-    return TimeWindow(today - dt.timedelta(days=days), today, f"last {days:.0f} days"), match
+    start = _period_start(match.group("unit").lower(), today)
+    return TimeWindow(start, today, f"since {start.isoformat()}"), match
 
 
 def _day_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
@@ -141,7 +142,10 @@ def _since_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
     month = match.group("month")
     start = _month_start(year, month.lower()) if month else dt.date(year, 1, 1)
     label = f"{match.group('op').lower()} {month + ' ' if month else ''}{year}"
-    if match.group("op").lower() in {"since", "after"}:
+    if match.group("op").lower() == "after":
+        # After a month or a year begins once it has ended.
+        return TimeWindow(_shift(start, 1 if month else 12), today, label), match
+    if match.group("op").lower() == "since":
         return TimeWindow(start, today, label), match
     return TimeWindow(None, start - dt.timedelta(days=1), label), match
 
@@ -157,10 +161,21 @@ _QUARTER_RE = re.compile(
     r"|q(?P<q>[1-4])(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?)\b",
     re.IGNORECASE,
 )
-SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11)}
+SEASONS = {
+    "spring": (3, 5),
+    "summer": (6, 8),
+    "autumn": (9, 11),
+    "fall": (9, 11),
+    "winter": (12, 2),
+}
+_HALF_RE = re.compile(
+    r"\b(?:in\s+|during\s+|over\s+)?(?:the\s+)?(?:(?P<which>first|second|1st|2nd)\s+half"
+    r"|h(?P<h>[12]))(?:\s+(?:of\s+)?(?:the\s+year\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    re.IGNORECASE,
+)
 _SEASON_RE = re.compile(
     r"\b(?:over|during|in|through(?:out)?)?\s*(?:the\s+|this\s+|last\s+|past\s+)?"
-    r"(?P<season>spring|summer|autumn|fall)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    r"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
     re.IGNORECASE,
 )
 _MONTH_WINDOW_RE = re.compile(
@@ -255,6 +270,19 @@ def _quarter_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str
     return TimeWindow(start, end, f"{start.isoformat()} to {end.isoformat()}"), match
 
 
+def _half_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "the first half of 2025", "H2 2024" (this year's when no year is named)."""
+    match = _HALF_RE.search(text)
+    if not match or not (match.group("year") or match.group("which")):
+        return None  # a bare "h1" is more likely a heading or a host than a half-year
+    second = (match.group("which") or "").lower() in {"second", "2nd"} or match.group("h") == "2"
+    start = dt.date(int(match.group("year") or today.year), 7 if second else 1, 1)
+    if start > today:
+        return None
+    end = min(_month_end(start, 6), today)
+    return TimeWindow(start, end, f"{start.isoformat()} to {end.isoformat()}"), match
+
+
 def _shift(start: dt.date, months: int) -> dt.date:
     month = start.month - 1 + months
     return dt.date(start.year + month // 12, month % 12 + 1, 1)
@@ -268,7 +296,7 @@ def _season_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]
     first, last = SEASONS[match.group("season").lower()]
     year = _latest_start(first, today, match.group("year"))
     start = dt.date(year, first, 1)
-    end = min(_month_end(start, last - first + 1), today)
+    end = min(_month_end(start, (last - first) % 12 + 1), today)  # winter spans a new year
     return TimeWindow(start, end, f"{match.group('season').lower()} {year}"), match
 
 
@@ -279,6 +307,8 @@ def _month_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
         return None
     start = _month_start(2000, match.group("month").lower())
     start = start.replace(year=_latest_start(start.month, today, match.group("year")))
+    if match.group("op").lower() == "after":
+        start = _shift(start, 1)  # "after June": once June has ended
     if match.group("op").lower() in {"since", "after", "from"}:
         return TimeWindow(start, today, f"since {start:%B %Y}"), match
     return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match

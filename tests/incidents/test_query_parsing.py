@@ -21,6 +21,15 @@ TODAY = dt.date(2026, 1, 10)
         ("since March 2024", dt.date(2024, 3, 1), TODAY),
         ("before 2010", None, dt.date(2009, 12, 31)),
         ("recent GitHub incidents", dt.date(2025, 12, 11), TODAY),
+        # Calendar periods as people count them (found by bench/window_parsers.py).
+        ("outages this month", dt.date(2026, 1, 1), TODAY),
+        ("dns problems this year", dt.date(2026, 1, 1), TODAY),
+        ("over the past couple of weeks", dt.date(2025, 12, 27), TODAY),
+        ("in the first half of 2025", dt.date(2025, 1, 1), dt.date(2025, 6, 30)),
+        ("H2 2024 incidents", dt.date(2024, 7, 1), dt.date(2024, 12, 31)),
+        ("what broke over the winter", dt.date(2025, 12, 1), TODAY),
+        ("after June 2025", dt.date(2025, 7, 1), TODAY),
+        ("anything after 2024", dt.date(2025, 1, 1), TODAY),
     ],
 )
 def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
