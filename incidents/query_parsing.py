@@ -56,7 +56,7 @@ _RELATIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _THIS_RE = re.compile(r"\bthis\s+(?P<unit>week|month|year)\b", re.IGNORECASE)
-_DAY_RE = re.compile(r"\b(?P<word>yesterday|today|tonight|last night)\b", re.IGNORECASE)
+_DAY_RE = re.compile(r"\b(?P<word>yesterday|today|tonight|last night|overnight)\b", re.IGNORECASE)
 _IN_YEAR_RE = re.compile(r"\b(?:in|during|from)\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
 _SINCE_RE = re.compile(
     rf"\b(?P<op>since|after|before|until|prior to)\s+(?:(?P<month>{_MONTH_RE})[a-z]*\s+)?"
@@ -76,6 +76,7 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     """
     parsers = (
         _between_window, _relative_window, _period_start_window, _this_window, _day_window,
+        _weekend_window,
         _quarter_window, _half_window, _season_window, _month_window, _year_window,
         _since_date_window, _since_window, _since_weekday_window, _recent_window,
     )  # fmt: skip
@@ -124,6 +125,19 @@ def _day_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] |
         return None
     days = 0 if match.group("word").lower() in {"today", "tonight"} else 1
     return TimeWindow(today - dt.timedelta(days=days), today, match.group("word").lower()), match
+
+
+_WEEKEND_RE = re.compile(r"\b(?:over|during|on|at|this|last|past)\s+(?:the\s+)?weekend\b", re.I)
+
+
+def _weekend_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "over the weekend": the latest Saturday and Sunday (today, if it is one)."""
+    match = _WEEKEND_RE.search(text)
+    if not match:
+        return None
+    saturday = today - dt.timedelta(days=(today.weekday() - 5) % 7)
+    end = min(saturday + dt.timedelta(days=1), today)
+    return TimeWindow(saturday, end, f"the weekend of {saturday:%d %B}"), match
 
 
 def _year_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:

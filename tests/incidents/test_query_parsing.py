@@ -30,12 +30,21 @@ TODAY = dt.date(2026, 1, 10)
         ("what broke over the winter", dt.date(2025, 12, 1), TODAY),
         ("after June 2025", dt.date(2025, 7, 1), TODAY),
         ("anything after 2024", dt.date(2025, 1, 1), TODAY),
+        ("what failed overnight", dt.date(2026, 1, 9), TODAY),
     ],
 )
 def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
     window, _ = qp.parse_time_window(text, TODAY)
     assert window is not None
     assert (window.start, window.end) == (start, end)
+
+
+def test_the_weekend_is_the_last_saturday_and_sunday() -> None:
+    tuesday = dt.date(2026, 1, 13)
+    window, rest = qp.parse_time_window("did anything break over the weekend", tuesday)
+    assert window is not None
+    assert (window.start, window.end) == (dt.date(2026, 1, 10), dt.date(2026, 1, 11))
+    assert rest == "did anything break"
 
 
 def test_a_window_that_crosses_a_year_keeps_both_sides() -> None:

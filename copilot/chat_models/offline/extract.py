@@ -11,14 +11,12 @@ when nothing ranks well enough, the answer says the record does not say.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from copilot.chat_models.offline.reading import Record
-from incidentdesk.embeddings import embed_query, embed_texts
+from incidentdesk.embeddings import embed_query, embed_sentences
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -92,7 +90,7 @@ def ranked(question: str, record: Record) -> list[Candidate]:
     if not found:
         return []
     wanted = np.asarray(embed_query(question), dtype=np.float32)
-    similarity = _embedded([c.text for c in found]) @ wanted
+    similarity = embed_sentences([c.text for c in found]) @ wanted
     words = _words(question)
     figures = bool(_FIGURES_RE.search(question))
     cued = {name for name, cue in FIELD_CUES.items() if cue.search(question)}
@@ -101,25 +99,6 @@ def ranked(question: str, record: Record) -> list[Candidate]:
         for c, sim in zip(found, similarity, strict=True)
     ]
     return sorted(scored, key=lambda c: -c.score)
-
-
-_SENTENCE_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()
-SENTENCE_CACHE_SIZE = 4096  # records are re-read turn after turn: embed their sentences once
-_cache_lock = threading.Lock()
-
-
-def _embedded(texts: list[str]) -> np.ndarray:
-    """Vectors of `texts`, the ones not seen lately embedded in one batch."""
-    with _cache_lock:
-        known = {t: _SENTENCE_CACHE[t] for t in texts if t in _SENTENCE_CACHE}
-    missing = [t for t in dict.fromkeys(texts) if t not in known]
-    if missing:
-        known |= dict(zip(missing, embed_texts(missing), strict=True))
-        with _cache_lock:
-            _SENTENCE_CACHE.update((t, known[t]) for t in missing)
-            while len(_SENTENCE_CACHE) > SENTENCE_CACHE_SIZE:
-                _SENTENCE_CACHE.popitem(last=False)
-    return np.stack([known[t] for t in texts])
 
 
 def _bonus(candidate: Candidate, words: set[str], figures: bool, cued: set[str]) -> float:

@@ -154,12 +154,14 @@ _WINDOW_FILTER_RE = re.compile(r"^Filters: .*'window'", re.MULTILINE)
 
 
 def _window_listing(question: str, outcomes: list[ToolOutcome]) -> str:
-    """A search inside a time window is a listing: every incident found, newest first."""
-    records = sorted(_incident_records(outcomes), key=lambda r: r.get("Occurred At"), reverse=True)
+    """A search inside a time window is a listing: every incident found, in the
+    search's order, so "the PagerDuty outage in 2013" leads with PagerDuty's, not
+    with the newest incident of 2013 (and a follow-up refers to the right one)."""
+    records = _incident_records(outcomes)
     if not records:
         return f"I found nothing matching “{question.strip()}” in that window."
     count = f"{len(records)} incident{'s' if len(records) != 1 else ''}"
-    return f"{count} in that window, newest first:\n\n" + "\n".join(_bullets(records))
+    return f"{count} in that window, closest match first:\n\n" + "\n".join(_bullets(records))
 
 
 def _list_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
