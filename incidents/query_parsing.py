@@ -75,10 +75,10 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     A bare "recent" means the last 30 days.
     """
     parsers = (
-        _between_window, _relative_window, _period_start_window, _this_window, _day_window,
-        _weekend_window,
-        _quarter_window, _half_window, _season_window, _month_window, _year_window,
-        _since_date_window, _since_window, _since_weekday_window, _recent_window,
+        _between_window, _year_range_window, _relative_window, _period_start_window,
+        _this_window, _day_window, _weekend_window, _quarter_window, _half_window,
+        _season_window, _month_window, _year_window, _since_date_window, _since_window,
+        _since_weekday_window, _bare_month_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
         found = parser(text, today)
@@ -138,6 +138,37 @@ def _weekend_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str
     saturday = today - dt.timedelta(days=(today.weekday() - 5) % 7)
     end = min(saturday + dt.timedelta(days=1), today)
     return TimeWindow(saturday, end, f"the weekend of {saturday:%d %B}"), match
+
+
+_YEAR_RANGE_RE = re.compile(
+    r"\b(?:(?:from|between|in|during)\s+)?(?P<y1>(?:19|20)\d\d)\s*"
+    r"(?:-|\u2013|\u2014|to|through|thru|until|and)\s*(?P<y2>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_BARE_MONTH_RE = re.compile(
+    rf"(?<![\d\w])(?P<month>{_MONTH_RE})[a-z]*\.?,?\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE
+)
+
+
+def _year_range_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "2019-2023", "from 2021 through 2025": whole years, both ends included."""
+    match = _YEAR_RANGE_RE.search(text)
+    if not match or int(match.group("y1")) > int(match.group("y2")):
+        return None
+    start = dt.date(int(match.group("y1")), 1, 1)
+    end = min(dt.date(int(match.group("y2")), 12, 31), today)
+    return TimeWindow(start, end, f"{start.year} to {end.year}"), match
+
+
+def _bare_month_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "november 2021 — what broke?": that month (after the rules with a preposition)."""
+    match = _BARE_MONTH_RE.search(text)
+    if not match:
+        return None
+    start = _month_start(int(match.group("year")), match.group("month").lower())
+    if start > today:
+        return None
+    return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match
 
 
 def _year_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
@@ -597,12 +628,31 @@ def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
     """Words of every name, and acronyms of multi-word names ("GCE", "AWS")."""
     words = {w for e in catalog for w in (*e.words, *e.company_words)}
     acronyms: dict[str, str] = {}
-    for name in {n for e in catalog for n in (e.application, e.company)}:
+    for name in sorted({n for e in catalog for n in (e.application, e.company)}):
         base = re.sub(r"\s*\(.*?\)", "", name)
         parts = [w for w in re.findall(r"[A-Za-z0-9]+", base) if w.lower() not in _ACRONYM_SKIP]
         if len(parts) >= 2:
             acronyms.setdefault("".join(p[0] for p in parts).lower(), base.lower())
+        for run, acronym in _inner_acronyms(re.sub(r"[()]", ",", name)):
+            if acronym not in words:
+                acronyms.setdefault(acronym, run)
     return _MentionIndex(tuple(sorted(words)), frozenset(words), acronyms)
+
+
+def _inner_acronyms(name: str) -> list[tuple[str, str]]:
+    """Acronyms of the capitalised runs inside a name, each with its words:
+    "AWS Elastic Load Balancing us-east-1" → ELB; "Google Cloud Load
+    Balancing - Cloud Run" → GCLB, CLB. People abbreviate the product, not
+    the regions and qualifiers a catalog name carries."""
+    found = []
+    for segment in re.split(r"\s+[-\u2013\u2014]\s+|,", name):
+        capitalised = re.findall(r"\b[A-Z][A-Za-z0-9]*", segment)
+        for size in range(2, min(len(capitalised), 4) + 1):
+            for start in range(len(capitalised) - size + 1):
+                run = capitalised[start : start + size]
+                if " ".join(run) in segment:  # consecutive words, not scattered
+                    found.append((" ".join(run).lower(), "".join(w[0] for w in run).lower()))
+    return [(run, acronym) for run, acronym in found if len(acronym) >= 3]
 
 
 def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:

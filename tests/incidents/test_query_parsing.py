@@ -31,6 +31,9 @@ TODAY = dt.date(2026, 1, 10)
         ("after June 2025", dt.date(2025, 7, 1), TODAY),
         ("anything after 2024", dt.date(2025, 1, 1), TODAY),
         ("what failed overnight", dt.date(2026, 1, 9), TODAY),
+        ("CircleCI incidents 2019\u20132023", dt.date(2019, 1, 1), dt.date(2023, 12, 31)),
+        ("DNS incidents from 2021 through 2025", dt.date(2021, 1, 1), dt.date(2025, 12, 31)),
+        ("november 2021 - what broke?", dt.date(2021, 11, 1), dt.date(2021, 11, 30)),
     ],
 )
 def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
@@ -125,3 +128,14 @@ def test_abbreviations_are_expanded_and_unknown_names_do_not_match() -> None:
     match = qp.match_applications("GCE", CATALOG)
     assert match is not None and match.applications == ("Google Compute Engine networking",)
     assert qp.match_applications("mainframe", CATALOG) is None
+
+
+def test_acronyms_of_the_product_inside_a_longer_catalog_name_are_understood() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Google Cloud Load Balancing (GFE) - Cloud Console", "Google Cloud"),
+        qp.ApplicationEntry.of("Google Compute Engine networking (Network Load Balancer)"),
+    ]
+    gclb = qp.find_application_mention("GCLB incidents", catalog)
+    assert gclb is not None and gclb.match.applications[0].startswith("Google Cloud Load")
+    nlb = qp.find_application_mention("any NLB outages?", catalog)
+    assert nlb is not None and nlb.match.applications == (catalog[1].application,)
