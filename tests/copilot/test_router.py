@@ -104,6 +104,7 @@ def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, 
         ("And the Mandrill one?", SECOND),
         # Pointed at by its date, or by what happened in it.
         ("the September 2025 one: how long did it last?", SECOND),
+        ("the second one, september 2025 - what kicked it off?", SECOND),
         ("the one where the report lost rows — when did it start?", SECOND),
         ("What broke in the Redis one?",
          [("search_similar_incidents", {"query": "Redis Checkout Gateway", "limit": 5})]),

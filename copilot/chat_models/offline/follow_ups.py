@@ -258,7 +258,7 @@ def has_reference(question: str) -> bool:
 
 _POINTER_RE = re.compile(
     r"\b(?:(?:for|about|on|of|like|with|behind|from)\s+(?:that|this|it|those|these)\s*(?:one\s*)?[?.!]*$"
-    r"|(?:that|this)\s+one\b|(?:any|which|some|all|none|each|either)\s+of\s+(?:those|them|these)\b"
+    r"|(?:that|this|the)\s+one\b|(?:any|which|some|all|none|each|either)\s+of\s+(?:those|them|these)\b"
     r"|which\s+ones?\b|\btell\s+me\s+more\b|\bmore\s+(?:details|detail|info)\b|\belaborate\b"
     r"|\bgo\s+on\b|\bexpand\s+on\b)",
     re.IGNORECASE,

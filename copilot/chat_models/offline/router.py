@@ -167,7 +167,12 @@ def _follow_up_kind(
     question: str, guess: IntentGuess, state: ConversationState, today: dt.date
 ) -> str | None:
     """How `question` refers back to the last results, or None if it stands alone."""
-    if not state.focus or qp.parse_time_window(question, today)[0] is not None:
+    if not state.focus:
+        return None
+    # A new time window starts a new listing, unless it only points at one of the
+    # results ("the second one, October 2017: what kicked it off?").
+    window, rest = qp.parse_time_window(question, today)
+    if window is not None and not (follow_ups.points_back(rest) or follow_ups.named_item(rest)):
         return None
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
