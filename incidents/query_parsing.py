@@ -78,7 +78,7 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
         _between_window, _year_range_window, _relative_window, _period_start_window,
         _this_window, _day_window, _weekend_window, _quarter_window, _half_window,
         _season_window, _month_window, _year_window, _since_date_window, _since_window,
-        _since_weekday_window, _bare_month_window, _recent_window,
+        _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
         found = parser(text, today)
@@ -145,9 +145,6 @@ _YEAR_RANGE_RE = re.compile(
     r"(?:-|\u2013|\u2014|to|through|thru|until|and)\s*(?P<y2>(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
-_BARE_MONTH_RE = re.compile(
-    rf"(?<![\d\w])(?P<month>{_MONTH_RE})[a-z]*\.?,?\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE
-)
 
 
 def _year_range_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
@@ -158,17 +155,6 @@ def _year_range_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[
     start = dt.date(int(match.group("y1")), 1, 1)
     end = min(dt.date(int(match.group("y2")), 12, 31), today)
     return TimeWindow(start, end, f"{start.year} to {end.year}"), match
-
-
-def _bare_month_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
-    """ "november 2021 — what broke?": that month (after the rules with a preposition)."""
-    match = _BARE_MONTH_RE.search(text)
-    if not match:
-        return None
-    start = _month_start(int(match.group("year")), match.group("month").lower())
-    if start > today:
-        return None
-    return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match
 
 
 def _year_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
