@@ -73,6 +73,28 @@ def test_how_long_picks_the_sentence_with_the_duration() -> None:
     assert answer.startswith("> Checkout was slow for 25 minutes.")
 
 
+def test_how_many_picks_the_sentence_with_a_count_not_the_duration() -> None:
+    crash = Row(
+        "INC-2024-07-19-001",
+        "Sensor update crashes Windows hosts",
+        body="The update was pulled after 78 minutes. About 8.5 million devices crashed.",
+    )
+    answer = write_answer("and roughly how many machines?", lookups(crash), STATE)
+    assert answer.startswith("> About 8.5 million devices crashed.")
+
+
+def test_a_repeat_is_answered_with_the_sentence_that_tells_of_the_earlier_one() -> None:
+    again = Row(
+        "INC-2014-10-16-001",
+        "Message servers crash",
+        repeat_incident=True,
+        body="Servers crashed two days after an earlier outage of the same kind. Users reconnected.",
+    )
+    answer = write_answer("was that a repeat of something?", lookups(again), STATE)
+    assert answer.startswith("Yes: INC-2014-10-16-001 is recorded as a repeat")
+    assert "> Servers crashed two days after an earlier outage" in answer
+
+
 def test_which_of_those_keeps_incidents_an_outside_party_caused() -> None:
     answer = write_answer("Which of those were caused by a vendor?", lookups(POOL, VENDOR), STATE)
     assert answer.startswith("1 of those 2 incidents:")

@@ -227,7 +227,7 @@ def _root_cause(question: str, record: Record) -> str:
 def _accountable(question: str, record: Record) -> str:
     party = record.get("Accountable Party")
     if party:
-        return f"The accountable party was {party}."
+        return _with_evidence(f"The accountable party was {party}.", question, record)
     return (
         "The source names no outside party as accountable, so it sits with the team "
         f"running {record.get('Impacted Application') or 'the service'}."
@@ -236,8 +236,15 @@ def _accountable(question: str, record: Record) -> str:
 
 def _repeat(question: str, record: Record) -> str:
     if record.get("Repeat Incident") == "Yes":
-        return f"Yes: {record.id} is recorded as a repeat of an earlier incident."
+        lead = f"Yes: {record.id} is recorded as a repeat of an earlier incident."
+        return _with_evidence(lead, question, record)
     return f"No: {record.id} is not recorded as a repeat incident."
+
+
+def _with_evidence(lead: str, question: str, record: Record) -> str:
+    """A recorded fact, and the body sentence that says more about it, when one does."""
+    sentences = extract.best_body_sentences(question, record)
+    return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
 
 
 def _from_body(question: str, record: Record) -> str:
