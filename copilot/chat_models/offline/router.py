@@ -112,11 +112,18 @@ def understand(
     intent, considered = _decide(question, guess.among(SEARCH_INTENTS), catalog, today, probe)
     routers = _ROUTERS | {"recent": functools.partial(_recent, topics=topics)}
     routes = routers[intent](question, catalog, today)
-    if probe is not None and considered.startswith("evidence"):
+    if isinstance(considered, Evidence):
+        # Weighed on evidence, so shown with it: the other search's best results too.
         routes += [
             r for r in _runner_up(question, intent, guess, catalog, today) if r not in routes
         ]
-    return Understanding(intent, guess.confidence, tuple(routes), considered)
+    return Understanding(intent, guess.confidence, tuple(routes), str(considered))
+
+
+class Evidence(str):
+    """Why a decision was made, when both searches' nearest matches made it."""
+
+    __slots__ = ()
 
 
 def _allowed(state: ConversationState, *, chat: bool) -> tuple[str, ...]:
@@ -334,7 +341,7 @@ def _by_evidence(
     incidents = probe(_similar(question, catalog, today)[0])
     documents = probe(_knowledge(question, catalog, today)[0])
     winner = "knowledge" if documents >= incidents else "similar"
-    return winner, (
+    return winner, Evidence(
         f"evidence ({considered}): nearest document {documents:.2f}, "
         f"nearest incident {incidents:.2f}"
     )
