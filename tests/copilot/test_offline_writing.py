@@ -88,7 +88,7 @@ def test_a_repeat_is_answered_with_the_sentence_that_tells_of_the_earlier_one() 
         "INC-2014-10-16-001",
         "Message servers crash",
         repeat_incident=True,
-        body="Servers crashed two days after an earlier outage of the same kind. Users reconnected.",
+        body="Servers crashed two days after an earlier outage of that kind. Users reconnected.",
     )
     answer = write_answer("was that a repeat of something?", lookups(again), STATE)
     assert answer.startswith("Yes: INC-2014-10-16-001 is recorded as a repeat")
@@ -115,3 +115,32 @@ def test_did_it_happen_again_lists_only_later_incidents() -> None:
 def test_nothing_found_is_said_plainly() -> None:
     answer = write_answer("Disk full on the ledger?", search(), ConversationState())
     assert answer == "I found nothing matching “Disk full on the ledger?”."
+
+
+def documents(*docs: tuple[str, str, float]) -> list[ToolOutcome]:
+    blocks = [
+        f"Document ID: {doc_id}\nTitle: {title}\nType: runbook\nServices: api\n"
+        f"Relevance: {relevance:.2f}\nExcerpt: Actions: Roll back first."
+        for doc_id, title, relevance in docs
+    ]
+    text = "Knowledge documents for: x\nGroups: {}\n\n" + "\n\n---\n\n".join(blocks)
+    return [ToolOutcome("search_knowledge", "{}", text, parse_records(text))]
+
+
+def test_only_documents_close_to_the_best_are_also_listed() -> None:
+    found = documents(
+        ("KB-RB-009", "Failed deployment rollback", 1.0),
+        ("KB-RB-008", "Bad configuration pushed globally", 0.98),
+        ("KB-RB-001", "TLS certificate expiry", 0.91),
+    )
+    answer = write_answer("how do I roll back a bad deploy?", found, ConversationState())
+    assert "KB-RB-008" in answer
+    assert "KB-RB-001" not in answer
+
+
+def test_a_document_is_tied_to_the_last_incident_only_when_asked_about_it() -> None:
+    found = documents(("KB-RB-009", "Failed deployment rollback", 1.0))
+    about_it = write_answer("is there a runbook for that?", found, STATE)
+    unrelated = write_answer("how do I roll back a bad deploy?", found, STATE)
+    assert "It applies to what we were looking at: **INC-2025-10-02-001**" in about_it
+    assert "applies to" not in unrelated
