@@ -393,7 +393,11 @@ _REPEAT_RE = re.compile(
     re.IGNORECASE,
 )
 _SEVERITY_RE = re.compile(
-    r"\b(?:sev(?:erity)?\s*-?\s*(?P<sev>[1-4])|p(?P<p>[1-4]))\b", re.IGNORECASE
+    r"\b(?:sev(?:erity)?\s*-?\s*(?P<sev>[1-4])|p(?P<p>[1-4]))s?\b"
+    # "critical" is a severity only as a kind of incident ("critical outages"),
+    # not in a description ("the critical path was slow").
+    r"|\b(?P<critical>critical)\s+(?=(?:incidents?|outages?|issues?|ones)\b)",
+    re.IGNORECASE,
 )
 # "<category> incidents", "<category>-related incidents": explicit listings only,
 # so a symptom that merely mentions a database is not filtered by category.
@@ -421,7 +425,7 @@ def parse_severity(text: str) -> str | None:
     match = _SEVERITY_RE.search(text)
     if not match:
         return None
-    return f"SEV{match.group('sev') or match.group('p')}"
+    return f"SEV{match.group('sev') or match.group('p') or 1}"
 
 
 def parse_category(text: str) -> str | None:

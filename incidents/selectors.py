@@ -639,8 +639,19 @@ class IncidentSearch:
         if not self.applied.is_empty:
             heading += f"\nFilters: {self.applied.as_dict()}"
         if self.expanded:
-            heading += "\nThe filters in the question matched nothing, so they were loosened."
+            heading += (
+                f"\nNo incident matched {self.dropped_filters()}, so they were loosened:"
+                " these are the nearest without them."
+            )
         return incidents_text([hit.incident for hit in self.hits], heading=heading)
+
+    def dropped_filters(self) -> str:
+        """The filters loosened, in words ("severity SEV1, window last 90 days")."""
+        kept = self.applied.as_dict()
+        dropped = {k: v for k, v in self.filters.as_dict().items() if kept.get(k) != v}
+        if "application" in dropped:
+            dropped.pop("applications", None)  # the catalog names of the same mention
+        return ", ".join(f"{name} {_filter_words(value)}" for name, value in dropped.items())
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -653,6 +664,14 @@ class IncidentSearch:
                 for hit in self.hits
             ],
         }
+
+
+def _filter_words(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("label", ""))
+    if isinstance(value, list):
+        return " or ".join(map(str, value))
+    return str(value)
 
 
 def search_similar_incidents(

@@ -144,3 +144,15 @@ def test_a_document_is_tied_to_the_last_incident_only_when_asked_about_it() -> N
     unrelated = write_answer("how do I roll back a bad deploy?", found, STATE)
     assert "It applies to what we were looking at: **INC-2025-10-02-001**" in about_it
     assert "applies to" not in unrelated
+
+
+def test_a_filter_that_found_nothing_is_named_before_the_nearest_results() -> None:
+    text = incidents_text(
+        [POOL],
+        heading="Found 1 incident(s) similar to: sev1 checkout\nNo incident matched severity "
+        "SEV1, so they were loosened: these are the nearest without them.",
+    )
+    loosened = [ToolOutcome("search_similar_incidents", "{}", text, parse_records(text))]
+    answer = write_answer("sev1 checkout incidents", loosened, STATE)
+    assert answer.startswith("**No incident matched severity SEV1.** The nearest matches")
+    assert "INC-2025-10-02-001" in answer

@@ -72,6 +72,10 @@ def test_repeat_severity_and_category_are_recognised() -> None:
     assert qp.parse_repeat("disk full") is None
     assert qp.parse_severity("any sev1 outages") == "SEV1"
     assert qp.parse_severity("P2 incidents") == "SEV2"
+    assert qp.parse_severity("any sev1s this quarter?") == "SEV1"
+    assert qp.parse_severity("list the P1s") == "SEV1"
+    assert qp.parse_severity("critical outages in 2024") == "SEV1"
+    assert qp.parse_severity("the critical path got slow") is None
     assert qp.parse_category("certificate-related incidents in the past year") == "certificate"
     assert qp.parse_category("the database was slow") is None  # not a listing
 

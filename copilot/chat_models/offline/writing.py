@@ -136,11 +136,7 @@ def _search_answer(question: str, outcomes: list[ToolOutcome], state: Conversati
     if _WINDOW_FILTER_RE.search(outcomes[0].text) and not outcomes[0].expanded:
         return _window_listing(question, outcomes)
     records = _incident_records(outcomes)
-    lead = (
-        ["Nothing matched the filters in your question, so I searched without them."]
-        if outcomes[0].expanded
-        else []
-    )
+    lead = [_none_matched(outcomes[0])] if outcomes[0].expanded else []
     if not records:
         return "\n\n".join([*lead, f"I found nothing matching “{question.strip()}”."])
     top, others = records[0], records[1:]
@@ -148,6 +144,12 @@ def _search_answer(question: str, outcomes: list[ToolOutcome], state: Conversati
     if others:
         parts.append("Other similar incidents:\n" + "\n".join(_bullets(others)))
     return "\n\n".join(parts)
+
+
+def _none_matched(outcome: ToolOutcome) -> str:
+    """Honest first: what matched nothing, then that what follows is only the nearest."""
+    dropped = outcome.loosened or "the filters in your question"
+    return f"**No incident matched {dropped}.** The nearest matches without that filter:"
 
 
 _WINDOW_FILTER_RE = re.compile(r"^Filters: .*'window'", re.MULTILINE)
