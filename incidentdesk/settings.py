@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # NUL and other control characters are a 400 before any view or query sees them.
+    "incidentdesk.middleware.ControlCharacterMiddleware",
     # Every page needs a login unless its view opts out (allauth's do).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
