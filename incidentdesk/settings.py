@@ -311,6 +311,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "incidentdesk.api.schema.add_error_responses",
+        "incidentdesk.api.schema.add_page_parameters",
     ],
 }
 
