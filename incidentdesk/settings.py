@@ -14,6 +14,7 @@ from typing import Any
 import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 from incidentdesk import embedded
 from incidentdesk.env import env_bool, env_choice, env_float, env_int, env_list, env_str
@@ -68,6 +69,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",  # SECURE_CSP below
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -230,6 +232,24 @@ if OIDC_PROVIDER_URL:
     SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
     SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
     SOCIALACCOUNT_ADAPTER = "incidentdesk.sso.SocialAccountAdapter"
+
+# A strict Content-Security-Policy: scripts and styles only from our own files
+# (no inline script or event handler anywhere, so injected markup cannot run),
+# nothing framed, no plugins. connect-src 'self' covers the chat's websocket
+# on the same host. The API docs page relaxes styles only (api/urls.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    # Browsers apply form-action to the redirect after a POST: SSO leaves for the provider.
+    "form-action": [CSP.SELF, *([OIDC_PROVIDER_URL] if OIDC_PROVIDER_URL else [])],
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
