@@ -196,6 +196,11 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 ACCOUNT_ALLOW_SIGNUPS = env_bool("ACCOUNT_ALLOW_SIGNUPS", False)
 ACCOUNT_ADAPTER = "incidentdesk.accounts.AccountAdapter"
 ACCOUNT_LOGOUT_ON_GET = False
+# Failed logins: 10 a minute per IP (any account), and 5 per 5 minutes per
+# account *from one IP* (AccountAdapter adds the IP to allauth's key), so a
+# guesser is slowed without locking the real user out; the other limits are
+# allauth's defaults.
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
 # Password-reset mail goes to the console unless a backend is configured.
 MAILERS = {
     "default": {
