@@ -21,6 +21,30 @@ ITEM_MAX_CHARS = 300
 PLAYBOOK_TYPES = ("runbook", "known_issue")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _NUMBERED_STEP_RE = re.compile(r"^\s*\d+[.)]\s+(?P<step>.+)$", re.MULTILINE)
+# Parts of a body a reader never sees as steps: HTML comments and code blocks.
+_HIDDEN_RE = re.compile(r"<!--.*?(?:-->|\Z)|^\s*(`{3,}|~{3,}).*?(?:^\s*\1|\Z)", re.S | re.M)
+# Text that talks to the assistant rather than to an engineer: a role tag, a
+# claim of the user's consent, an order to drop instructions. No runbook step
+# needs one, and shown as a proposed action it reads as if the user said it.
+_INSTRUCTION_RE = re.compile(
+    "|".join(
+        [
+            r"^\W*(?:system|assistant|developer|user|ai|model|bot|copilot)\b\W*(?:message|"
+            r"prompt|note|instructions?|override)?\s*[:>\]]",
+            r"\b(?:ignore|disregard|forget|override)\b.{0,20}\b(?:previous|prior|above|earlier|"
+            r"all|any|your|these|those)\s+(?:instructions?|prompts?|rules|guidelines)\b",
+            r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:already\s+)?"
+            r"(?:confirmed|approved|agreed|authori[sz]ed|consented|said\s+yes)\b",
+            r"\bconfirm(?:ed|ation)?\s*[:=]\s*(?:yes|true)\b",
+            r"\byes,?\s+(?:file|create|open|submit|raise)\s+(?:it|the\s+ticket)\b",
+            r"\b(?:you\s+are|you're)\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|"
+            r"chatbot|copilot)\b",
+            r"\b(?:new|updated|hidden|secret)\s+instructions?\b|\bsystem\s+prompt\b",
+            r"\bdo\s+not\s+(?:tell|inform|show|alert)\s+the\s+user\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
 # When nothing similar is known, the first moves every on-call makes.
 GENERIC_ACTIONS = (
     "Check what changed just before the start (deploys, config pushes, key rotations) "
@@ -56,7 +80,9 @@ def playbook_for(
         for item in similar[:MAX_CAUSES]
         if item.get("root_cause")
     ]
+    causes = [item for item in causes if not instruction_like(item.text)]
     actions = _document_actions(documents, incident) + _incident_actions(similar)
+    actions = [item for item in actions if not instruction_like(item.text)]
     if not actions:
         actions = [PlaybookItem(text, "severity rules") for text in GENERIC_ACTIONS]
     return Playbook(causes, _unique(actions)[:MAX_ACTIONS], owner_team(similar))
@@ -77,13 +103,24 @@ def _document_actions(
     for hit in documents:
         if not fits(hit, incident):
             continue
-        steps = [m.group("step") for m in _NUMBERED_STEP_RE.finditer(hit.document.body)]
+        steps = [step for step in step_lines(hit.document.body) if not instruction_like(step)]
         if steps:
             return [
                 PlaybookItem(_trim(step), hit.document.doc_id)
                 for step in steps[:STEPS_PER_DOCUMENT]
             ]
     return []
+
+
+def step_lines(body: str) -> list[str]:
+    """The numbered steps a reader of the document sees (not in comments or code)."""
+    visible = _HIDDEN_RE.sub("", body)
+    return [match.group("step") for match in _NUMBERED_STEP_RE.finditer(visible)]
+
+
+def instruction_like(text: str) -> bool:
+    """True for text addressed to the assistant (a prompt injection), never a real step."""
+    return bool(_INSTRUCTION_RE.search(" ".join(text.split())))
 
 
 def fits(hit: KnowledgeHit, incident: dict[str, Any]) -> bool:
