@@ -81,7 +81,9 @@ def test_the_playbook_drops_injected_steps_mitigations_and_causes() -> None:
         {"incident_id": "INC-2026-05-05-001", "root_cause": ISSUE, "mitigation": ISSUE},
         {"incident_id": "INC-2026-05-05-002", "root_cause": "Pool exhausted.", "mitigation": ""},
     ]
-    result = playbook_for(similar, [KnowledgeHit(document, 1.0, "")], INCIDENT)
+    result = playbook_for(
+        similar, [KnowledgeHit(document, 1.0, "")], INCIDENT, logs_searchable=True
+    )
     assert [(a.text, a.source) for a in result.actions] == [("Check the 502 rate.", "KB-RB-777")]
     assert [c.text for c in result.causes] == ["Pool exhausted."]
 
