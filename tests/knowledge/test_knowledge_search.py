@@ -74,3 +74,22 @@ def test_a_passage_quotes_the_items_that_answer_in_whole() -> None:
 def test_a_preview_ends_on_a_whole_sentence() -> None:
     passage = best_passage(CHUNK, "queue", rank=PASSAGE_HITS)  # past the ranked few
     assert passage.endswith(".") and len(passage) <= PREVIEW_CHARS
+
+
+def test_what_to_do_quotes_the_steps_not_the_prevention(tmp_path: Path) -> None:
+    runbook = {
+        "doc_id": "KB-RB-050", "title": "Message queue backlog", "type": "runbook",
+        "services": ["Webhooks"], "tags": ["queue"],
+        "body": "## Prevention\nAlert on the age of the oldest message in the webhook queue "
+                "long before the backlog grows.\n\n## Actions\n1. Pause the producers.\n"
+                "2. Scale the consumers out.\n3. Drain the dead-letter queue last.",
+    }  # fmt: skip
+    path = tmp_path / "kb.jsonl"
+    path.write_text(json.dumps(runbook))
+    knowledge_import_file(path=path, dataset_name="kb-steps", activate=True)
+    question = "the webhook queue backlog keeps growing, oldest message age climbing: what do I do?"
+    preview = search_knowledge(question).hits[0].preview
+    assert preview.startswith("Actions: ")
+    assert "Pause the producers." in preview
+    # The same words without asking what to do keep the closest section.
+    assert "Prevention" in search_knowledge("oldest message age alert").hits[0].preview
