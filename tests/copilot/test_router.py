@@ -162,3 +162,21 @@ def test_how_do_i_fix_reads_the_runbooks_and_the_past_fixes() -> None:
     assert [t for t, _ in plan_of("How do I rotate API keys?", ConversationState())] == [
         "search_knowledge"
     ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what set it off?",  # a detail, though the search intents alone lean to documents
+        "and the first?",
+        "when did it kick off?",
+        "how long until things recovered?",
+        "which merchants got hit?",
+        "which setting caused that",
+        "whose fault was it",
+        "y did it happen",
+    ],
+)
+def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
+    tools = [tool for tool, _ in plan_of(question)]
+    assert tools and set(tools) == {"lookup_incident_by_id"}

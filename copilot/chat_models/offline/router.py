@@ -184,9 +184,10 @@ def _follow_up_kind(
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
     # says; a bare pronoun needs the model to lean that way too.
-    search = guess.among(SEARCH_INTENTS)
-    # "Is there a runbook for this kind of thing?": a document about what "this" is.
-    documents_about_it = search.intent == "knowledge" and follow_ups.has_reference(question)
+    # "Any guidance on this kind of thing?": a document about what "this" is, when
+    # the model itself leans to documents (among search intents alone, a detail
+    # question such as "what set it off?" leans anywhere).
+    documents_about_it = guess.intent == "knowledge" and follow_ups.has_reference(question)
     referring = (
         guess.intent == "follow_up"
         or follow_ups.points_back(question)
