@@ -95,22 +95,56 @@ async function ensureConversation() {
   state.id = String(created.id);
   history.pushState({}, "", created.url);
   chat.dataset.stopUrl = `${created.url}stop/`;
-  addSidebarItem(created.id, created.url);
+  addSidebarItem(created.item_html);
 }
 
-function addSidebarItem(id, href) {
+function addSidebarItem(html) {
+  // Server-rendered (copilot/_conversation_item.html, escaped), with its ⋯ menu.
   const list = document.getElementById("conversations");
   list.querySelector(".empty-history")?.remove();
+  list.querySelectorAll(".current").forEach((li) => li.classList.remove("current"));
   list.querySelectorAll("[aria-current]").forEach((a) => a.removeAttribute("aria-current"));
-  const item = el("li", "conversation current");
-  item.dataset.id = id;
-  const link = el("a");
-  link.href = href;
-  link.setAttribute("aria-current", "page");
-  link.append(el("span", "conversation-title", "New conversation"), el("time", "conversation-when", "just now"));
-  item.append(link);
-  list.prepend(item);
+  const holder = document.createElement("template");
+  holder.innerHTML = html.trim();
+  list.prepend(holder.content);
 }
+
+// --- the history sidebar: search, and delete with confirmation ------------------------
+
+const historyList = document.getElementById("conversations");
+const historySearch = document.getElementById("conversation-search");
+const confirmDelete = document.getElementById("confirm-delete");
+let searchTimer = null;
+
+async function searchHistory() {
+  const params = new URLSearchParams({
+    q: historySearch.elements.q.value, current: state.id || "", next: location.pathname,
+  });
+  const response = await fetch(`${historySearch.dataset.searchUrl}?${params}`, { credentials: "same-origin" });
+  if (response.ok) historyList.innerHTML = await response.text(); // server-rendered, escaped
+}
+
+historySearch.elements.q.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(searchHistory, 200);
+});
+historySearch.addEventListener("submit", (e) => {
+  e.preventDefault();
+  clearTimeout(searchTimer);
+  searchHistory();
+});
+
+historyList.addEventListener("submit", (e) => {
+  const form = e.target;
+  if (!form.classList.contains("delete")) return;
+  e.preventDefault();
+  confirmDelete.querySelector(".confirm-name").textContent = `“${form.dataset.title}”`;
+  confirmDelete.addEventListener("close", () => {
+    if (confirmDelete.returnValue === "delete") form.submit();
+  }, { once: true });
+  confirmDelete.returnValue = "";
+  confirmDelete.showModal();
+});
 
 function connect() {
   if (state.socket && state.socket.readyState <= WebSocket.OPEN) return state.opened;
@@ -258,8 +292,12 @@ function finishStep(event, live) {
 }
 
 function renameInSidebar(id, title) {
-  const item = document.querySelector(`#conversations [data-id="${id}"] .conversation-title`);
-  if (item) item.textContent = title;
+  const entry = document.querySelector(`#conversations [data-id="${id}"]`);
+  if (entry) {
+    entry.querySelector(".conversation-title").textContent = title;
+    entry.querySelector("form.delete").dataset.title = title;
+    entry.querySelector(".rename input[name=title]").value = title;
+  }
   document.title = `${title} · IncidentDesk`;
 }
 

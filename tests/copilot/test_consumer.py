@@ -300,7 +300,9 @@ def test_a_rename_or_delete_in_another_tab_counts_for_the_next_question(alice, i
     renamed, deleted, title = run(scenario)
     assert renamed["type"] == "done" and title == "My own title"  # not replaced by a generated one
     assert deleted["type"] == "error" and deleted["code"] == "not_found"
-    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    hidden = Conversation.objects.get(pk=conversation.pk)  # soft-deleted, restorable
+    assert hidden.deleted_at is not None
+    assert hidden.messages.filter(role=Message.Role.USER).count() == 1  # nothing asked after
 
 
 def test_a_crash_while_answering_is_an_error_event_and_the_socket_stays_open(
