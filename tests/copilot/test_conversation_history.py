@@ -147,6 +147,7 @@ def test_new_chat_is_a_link_and_saves_nothing_until_the_first_question(
     client.force_login(alice)
     page = client.get("/").content.decode()
     assert '<a class="button new-chat" href="/">' in page
+    assert page.count('<dialog id="confirm-delete"') == 1  # the delete confirmation
     assert 'action="/conversations/new/"><button' not in page.replace("\n", "")
     assert not Conversation.objects.exists()
     empty = conversation_create(owner=alice)  # the first question failed to send
