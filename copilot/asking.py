@@ -9,6 +9,7 @@ answer, on a worker thread for the chat websocket.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -32,7 +33,24 @@ from incidentdesk.errors import (
 
 logger = logging.getLogger(__name__)
 RATE_WINDOW_SECONDS = 60
+# Room for the longest question with every character escaped (\u0001 is 6
+# bytes for 1), so only a frame that could never be a question is refused.
+MAX_FRAME_BYTES = 8 * settings.CHAT_MAX_QUESTION_BYTES
+# A question is one flat object; deeper is an attack on the parser.
+MAX_FRAME_DEPTH = 8
+
+
+class FrameRejected(ValidationError):
+    """A frame no client of ours sends: answered with an error, then the socket closes
+    with `close_code` (RFC 6455), instead of a 1011 and a traceback."""
+
+    def __init__(self, message: str, close_code: int) -> None:
+        super().__init__(message)
+        self.close_code = close_code
+
+
 ERROR_CODES: dict[type[IncidentDeskError], str] = {
+    FrameRejected: "invalid",
     ValidationError: "invalid",
     RateLimitedError: "rate_limited",
     ConflictError: "busy",
@@ -46,6 +64,40 @@ UNEXPECTED_FAILURE = "Something went wrong while answering."
 def error_event(exc: IncidentDeskError) -> ErrorEvent:
     """The `error` event for a refused question, with a code the browser can act on."""
     return ErrorEvent(exc.message, ERROR_CODES.get(type(exc), "error"))
+
+
+def frame_payload(text_data: str | None, bytes_data: bytes | None) -> Any:
+    """The JSON in a websocket frame (None when it is not JSON, which ask_text answers),
+    or FrameRejected for a binary, oversized or deeply nested frame."""
+    if text_data is None:
+        raise FrameRejected("Send text frames; binary frames are not understood.", 1003)
+    if len(text_data) > MAX_FRAME_BYTES:
+        limit_kb = MAX_FRAME_BYTES // 1024
+        raise FrameRejected(f"The message is larger than {limit_kb} KB.", 1009)
+    if _nesting_exceeds(text_data, MAX_FRAME_DEPTH):
+        raise FrameRejected("The message is nested too deeply.", 1007)
+    try:
+        return json.loads(text_data)
+    except ValueError:
+        return None
+
+
+def _nesting_exceeds(text: str, limit: int) -> bool:
+    """True when brackets outside strings nest deeper than `limit`: checked before
+    json.loads, whose recursion a 10k-deep array would exhaust."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 def ask_text(payload: Any) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 from incidentdesk import embedded
 from incidentdesk.env import env_bool, env_choice, env_float, env_int, env_list, env_str
@@ -68,11 +69,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",  # SECURE_CSP below
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # NUL and other control characters are a 400 before any view or query sees them.
+    "incidentdesk.middleware.ControlCharacterMiddleware",
     # Every page needs a login unless its view opts out (allauth's do).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -199,6 +203,11 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 ACCOUNT_ALLOW_SIGNUPS = env_bool("ACCOUNT_ALLOW_SIGNUPS", False)
 ACCOUNT_ADAPTER = "incidentdesk.accounts.AccountAdapter"
 ACCOUNT_LOGOUT_ON_GET = False
+# Failed logins: 10 a minute per IP (any account), and 5 per 5 minutes per
+# account *from one IP* (AccountAdapter adds the IP to allauth's key), so a
+# guesser is slowed without locking the real user out; the other limits are
+# allauth's defaults.
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
 # Password-reset mail goes to the console unless a backend is configured.
 MAILERS = {
     "default": {
@@ -235,6 +244,24 @@ if OIDC_PROVIDER_URL:
     SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
     SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
     SOCIALACCOUNT_ADAPTER = "incidentdesk.sso.SocialAccountAdapter"
+
+# A strict Content-Security-Policy: scripts and styles only from our own files
+# (no inline script or event handler anywhere, so injected markup cannot run),
+# nothing framed, no plugins. connect-src 'self' covers the chat's websocket
+# on the same host. The API docs page relaxes styles only (api/urls.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    # Browsers apply form-action to the redirect after a POST: SSO leaves for the provider.
+    "form-action": [CSP.SELF, *([OIDC_PROVIDER_URL] if OIDC_PROVIDER_URL else [])],
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -316,6 +343,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "incidentdesk.api.schema.add_error_responses",
+        "incidentdesk.api.schema.add_page_parameters",
     ],
 }
 

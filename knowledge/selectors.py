@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import BooleanField, Case, F, Q, QuerySet, When
 from django.utils import timezone
 
+from incidentdesk.embeddings import similarities
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
@@ -158,7 +161,10 @@ def search_knowledge(
     chunks = KnowledgeChunk.objects.filter(document__in=documents)
     ranked = chunks_hybrid_rank(chunks, parent_field="document", query=query, limit=limit)
     top = ranked[0].score if ranked else 1.0
-    hits = [KnowledgeHit(r.parent, r.score / top, _preview(r.chunk_text)) for r in ranked]
+    hits = [
+        KnowledgeHit(r.parent, r.score / top, best_passage(r.chunk_text, query, rank))
+        for rank, r in enumerate(ranked)
+    ]
     return KnowledgeSearch(query, hits, filters)
 
 
@@ -169,8 +175,67 @@ def knowledge_best_similarity(*, query: str, version: DatasetVersion | None = No
 
 
 def _preview(text: str) -> str:
+    """The opening of `text` in whole sentences (a word cut only if one sentence is longer)."""
+    return _joined(_units(" ".join(text.split()))[:4], PREVIEW_CHARS) or _cut(text, PREVIEW_CHARS)
+
+
+# The best few documents quote the passage that answers the question, not the
+# chunk's opening: whole sentences and list items, ranked by meaning and
+# shared words, the best two shown in the document's order.
+PASSAGE_HITS = 3
+PASSAGE_CHARS = 420
+PASSAGE_UNITS = 2
+_WORD_WEIGHT = 0.05
+# A sentence end, a flattened list item (" - ", " 2. ") or a line break.
+_UNIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9*_(\"'`])|\s+-\s+(?=\S)|\s+(?=\d{1,2}\.\s)|\n+")
+_STEM_RE = re.compile(r"[a-z0-9]{3,}")
+
+
+def best_passage(chunk_text: str, query: str, rank: int = 0) -> str:
+    """What a reader should see of a chunk for `query`: its section and the
+    sentences or list items that answer (only the top PASSAGE_HITS are ranked;
+    each costs a few sentence embeddings, cached)."""
+    heading, _, body = chunk_text.partition("\n")
+    units = _units(body)
+    if rank >= PASSAGE_HITS or not units or not query.strip():
+        return _preview(chunk_text)
+    best = list(range(len(units)))
+    if len(units) > PASSAGE_UNITS:
+        scores = similarities(query, units) + _WORD_WEIGHT * np.array(
+            [len(_stems(query) & _stems(unit)) for unit in units]
+        )
+        best = sorted(int(i) for i in np.argsort(-scores)[:PASSAGE_UNITS])
+    section = heading.rpartition(" — ")[2] if " — " in heading else ""
+    passage = _joined([units[i] for i in best], PASSAGE_CHARS - len(section)) or _cut(
+        units[best[0]], PASSAGE_CHARS
+    )
+    return f"{section}: {passage}" if section else passage
+
+
+def _units(text: str) -> list[str]:
+    units = (u.strip().removeprefix("- ") for u in _UNIT_RE.split(text))
+    return [u for u in units if len(u.split()) >= 3]
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in _STEM_RE.findall(text.lower())}
+
+
+def _joined(units: list[str], limit: int) -> str:
+    """As many whole units as fit in `limit` characters, in order ("" if none does)."""
+    kept: list[str] = []
+    for unit in units:
+        if sum(len(u) + 1 for u in kept) + len(unit) > limit:
+            break
+        kept.append(unit)
+    return " ".join(kept)
+
+
+def _cut(text: str, limit: int) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 # --- knowledge pages ------------------------------------------------------------

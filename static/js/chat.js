@@ -440,7 +440,7 @@ function intakeCard(data) {
   if (data.similar_incidents?.length) {
     card.append(panel("Similar incidents", data.similar_incidents, (item) => [
       sourceLink(item.incident_id), ` ${item.title} `,
-      el("span", "muted", `· ${item.impacted_application} · score ${item.score}`),
+      el("span", "muted", `· ${item.impacted_application} · ${item.match}`),
     ]));
   }
   if (data.actions?.length) {

@@ -28,6 +28,7 @@ from tests.factories import UserFactory, incident_row
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ORIGIN = (b"origin", b"http://127.0.0.1")
+HOST = (b"host", b"127.0.0.1")  # the origin is compared with the socket's own (scheme, host, port)
 
 
 @pytest.fixture(autouse=True)
@@ -57,11 +58,11 @@ def incidents(tmp_path: Path) -> None:
 
 def _cookie(user: User | None) -> list[tuple[bytes, bytes]]:
     if user is None:
-        return [ORIGIN]
+        return [ORIGIN, HOST]
     client = Client()
     client.force_login(user)
     session = client.cookies[settings.SESSION_COOKIE_NAME].value
-    return [ORIGIN, (b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode())]
+    return [ORIGIN, HOST, (b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode())]
 
 
 def _socket(headers: list[tuple[bytes, bytes]], conversation_id: int) -> WebsocketCommunicator:
