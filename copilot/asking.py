@@ -10,6 +10,7 @@ answer, on a worker thread for the chat websocket.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -30,6 +31,7 @@ from incidentdesk.errors import (
     ValidationError,
 )
 
+logger = logging.getLogger(__name__)
 RATE_WINDOW_SECONDS = 60
 # Room for the longest question with every character escaped (\u0001 is 6
 # bytes for 1), so only a frame that could never be a question is refused.
@@ -54,6 +56,9 @@ ERROR_CODES: dict[type[IncidentDeskError], str] = {
     ConflictError: "busy",
     NotFoundError: "not_found",
 }
+
+
+UNEXPECTED_FAILURE = "Something went wrong while answering."
 
 
 def error_event(exc: IncidentDeskError) -> ErrorEvent:
@@ -107,6 +112,8 @@ def ask_text(payload: Any) -> str:
     text = payload.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValidationError("The question is empty.")
+    if "\x00" in text:  # PostgreSQL cannot store it; it crashed the answer thread
+        raise ValidationError("The question contains a NUL character; remove it and send again.")
     if len(text.encode()) > settings.CHAT_MAX_QUESTION_BYTES:
         limit_kb = settings.CHAT_MAX_QUESTION_BYTES // 1024
         raise ValidationError(f"The question is longer than {limit_kb} KB.")
@@ -246,6 +253,11 @@ def answer_question(
                 post(event.to_message(), relay())
     except IncidentDeskError as exc:
         post(error_event(exc).to_message(), False)
+    except Exception:
+        # A bug must not take the socket down silently: the browser keeps the
+        # question in its composer and offers Retry on any `error` event.
+        logger.exception("answering in conversation %s failed", conversation_id)
+        post(ErrorEvent(UNEXPECTED_FAILURE, "failed").to_message(), False)
     finally:
         # Here, not by the caller: the connection was opened in this call's
         # copy of the context, where a close around the call cannot see it.

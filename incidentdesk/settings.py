@@ -180,6 +180,13 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be re
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # imports are long; don't hoard them
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "incidentdesk")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Periodic jobs, for deployments that run `celery -A incidentdesk beat`.
+CELERY_BEAT_SCHEDULE = {
+    "purge-deleted-conversations": {
+        "task": "copilot.tasks.conversation_purge_deleted_task",
+        "schedule": 24 * 3600,
+    },
+}
 
 # --- auth -----------------------------------------------------------------------
 
@@ -396,6 +403,11 @@ CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 2, minimum=1)
 # process answers on one core at a time (incidentdesk/supervisor.py).
 WEB_WORKERS = env_int("WEB_WORKERS", os.cpu_count() or 1, minimum=1)
 CHAT_RUN_LOCK_SECONDS = 300
+# A deleted conversation can be restored (undo) until it is purged this many
+# days later by `manage.py purge_conversations` or the daily beat task.
+# A week covers "I deleted the wrong one on Friday"; a month of hidden rows
+# would only be a privacy surprise.
+CONVERSATION_PURGE_AFTER_DAYS = env_int("CONVERSATION_PURGE_AFTER_DAYS", 7, minimum=1)
 
 # Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
 # them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).

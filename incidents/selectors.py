@@ -38,7 +38,7 @@ from incidents.models import (
     Incident,
     IncidentChunk,
 )
-from incidents.parsing import normalize_incident_id
+from incidents.parsing import as_incident_id, normalize_incident_id
 from incidents.rendering import incident_data, incidents_text
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
@@ -413,6 +413,14 @@ def lookup_incident_by_id(
         return None
     scope = incident_scope(version).select_related("version__dataset")
     return scope.filter(incident_id=wanted).order_by("-version__activated_at").first()
+
+
+def incident_get_by_searched_id(
+    query: str, *, version: DatasetVersion | None = None
+) -> Incident | None:
+    """The incident when a search is exactly its id (any dash, any case), else None."""
+    wanted = as_incident_id(query)
+    return lookup_incident_by_id(wanted, version=version) if wanted else None
 
 
 # --- filters parsed from a question ---------------------------------------------
