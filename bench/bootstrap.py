@@ -23,3 +23,11 @@ embedded.ensure_services()
 import django  # noqa: E402
 
 django.setup()
+
+from incidentdesk.migrating import SchemaMissingError, schema_ensure  # noqa: E402
+
+# A bench on a fresh checkout: migrate the embedded database, or say what to run.
+try:
+    schema_ensure(say=lambda line: print(line, file=sys.stderr))
+except SchemaMissingError as exc:
+    sys.exit(exc.message)

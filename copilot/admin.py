@@ -125,10 +125,13 @@ class MessageInline(ReadOnlyAdminMixin, admin.TabularInline[Message, Conversatio
 class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Conversation]):
     """Every conversation, read-only, for audit (deleting is the owner's call)."""
 
-    list_display = ["pk", "title", "owner", "message_count", "updated_at"]
+    list_display = ["pk", "title", "owner", "message_count", "updated_at", "deleted_at"]
     list_select_related = ["owner"]
+    list_filter = [("deleted_at", admin.EmptyFieldListFilter)]  # deleted, waiting for the purge
     search_fields = ["title", "owner__username"]
-    readonly_fields = ["owner", "title", "tracing_enabled", "state", "created_at", "updated_at"]
+    readonly_fields = [
+        "owner", "title", "tracing_enabled", "state", "created_at", "updated_at", "deleted_at",
+    ]  # fmt: skip
     inlines = [MessageInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:

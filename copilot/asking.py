@@ -9,6 +9,8 @@ answer, on a worker thread for the chat websocket.
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -29,8 +31,26 @@ from incidentdesk.errors import (
     ValidationError,
 )
 
+logger = logging.getLogger(__name__)
 RATE_WINDOW_SECONDS = 60
+# Room for the longest question with every character escaped (\u0001 is 6
+# bytes for 1), so only a frame that could never be a question is refused.
+MAX_FRAME_BYTES = 8 * settings.CHAT_MAX_QUESTION_BYTES
+# A question is one flat object; deeper is an attack on the parser.
+MAX_FRAME_DEPTH = 8
+
+
+class FrameRejected(ValidationError):
+    """A frame no client of ours sends: answered with an error, then the socket closes
+    with `close_code` (RFC 6455), instead of a 1011 and a traceback."""
+
+    def __init__(self, message: str, close_code: int) -> None:
+        super().__init__(message)
+        self.close_code = close_code
+
+
 ERROR_CODES: dict[type[IncidentDeskError], str] = {
+    FrameRejected: "invalid",
     ValidationError: "invalid",
     RateLimitedError: "rate_limited",
     ConflictError: "busy",
@@ -38,9 +58,46 @@ ERROR_CODES: dict[type[IncidentDeskError], str] = {
 }
 
 
+UNEXPECTED_FAILURE = "Something went wrong while answering."
+
+
 def error_event(exc: IncidentDeskError) -> ErrorEvent:
     """The `error` event for a refused question, with a code the browser can act on."""
     return ErrorEvent(exc.message, ERROR_CODES.get(type(exc), "error"))
+
+
+def frame_payload(text_data: str | None, bytes_data: bytes | None) -> Any:
+    """The JSON in a websocket frame (None when it is not JSON, which ask_text answers),
+    or FrameRejected for a binary, oversized or deeply nested frame."""
+    if text_data is None:
+        raise FrameRejected("Send text frames; binary frames are not understood.", 1003)
+    if len(text_data) > MAX_FRAME_BYTES:
+        limit_kb = MAX_FRAME_BYTES // 1024
+        raise FrameRejected(f"The message is larger than {limit_kb} KB.", 1009)
+    if _nesting_exceeds(text_data, MAX_FRAME_DEPTH):
+        raise FrameRejected("The message is nested too deeply.", 1007)
+    try:
+        return json.loads(text_data)
+    except ValueError:
+        return None
+
+
+def _nesting_exceeds(text: str, limit: int) -> bool:
+    """True when brackets outside strings nest deeper than `limit`: checked before
+    json.loads, whose recursion a 10k-deep array would exhaust."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 def ask_text(payload: Any) -> str:
@@ -55,6 +112,8 @@ def ask_text(payload: Any) -> str:
     text = payload.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValidationError("The question is empty.")
+    if "\x00" in text:  # PostgreSQL cannot store it; it crashed the answer thread
+        raise ValidationError("The question contains a NUL character; remove it and send again.")
     if len(text.encode()) > settings.CHAT_MAX_QUESTION_BYTES:
         limit_kb = settings.CHAT_MAX_QUESTION_BYTES // 1024
         raise ValidationError(f"The question is longer than {limit_kb} KB.")
@@ -194,6 +253,11 @@ def answer_question(
                 post(event.to_message(), relay())
     except IncidentDeskError as exc:
         post(error_event(exc).to_message(), False)
+    except Exception:
+        # A bug must not take the socket down silently: the browser keeps the
+        # question in its composer and offers Retry on any `error` event.
+        logger.exception("answering in conversation %s failed", conversation_id)
+        post(ErrorEvent(UNEXPECTED_FAILURE, "failed").to_message(), False)
     finally:
         # Here, not by the caller: the connection was opened in this call's
         # copy of the context, where a close around the call cannot see it.

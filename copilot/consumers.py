@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,12 +40,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
             await _leave(conversation_id=self.conversation_id)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    @classmethod
-    async def decode_json(cls, text_data: str) -> Any:
-        try:
-            return json.loads(text_data)
-        except ValueError:  # answered by receive_json like any other bad payload
-            return None
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        try:  # JSON that is no question is answered by receive_json like any other
+            content = asking.frame_payload(text_data, bytes_data)
+        except asking.FrameRejected as exc:
+            await self.send_json(asking.error_event(exc).to_message())
+            await self.close(code=exc.close_code)
+            return
+        await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         outbox = streaming.Outbox(asyncio.get_running_loop())

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django_filters import rest_framework as filters
 
 from copilot.models import GoldenExample
+from incidentdesk.filtering import StrictBooleanFilter
 
 
 class GoldenExampleFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
-    is_active = filters.BooleanFilter(label="Active examples only (or inactive only)")
+    is_active = StrictBooleanFilter(label="Active examples only (or inactive only)")
     source = filters.ChoiceFilter(choices=GoldenExample.Source.choices, label="Where it came from")
     q = filters.CharFilter(field_name="question", lookup_expr="icontains", label="Question text")
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.db import models
 from pgvector.django import VectorField
 
@@ -63,6 +65,10 @@ class Conversation(models.Model):
     `state` holds short-term memory that is not a message: the incidents the
     last answers were about (for "what was the mitigation?"), and for intake
     the current incident and ticket.
+
+    Deleting sets `deleted_at` (hidden from the owner everywhere, undo clears
+    it); `purge_conversations` removes rows deleted longer ago than
+    CONVERSATION_PURGE_AFTER_DAYS.
     """
 
     owner = models.ForeignKey(
@@ -75,12 +81,21 @@ class Conversation(models.Model):
     state = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Deleted by its owner (undo possible until purged)."
+    )
 
     class Meta:
         ordering = ["-updated_at", "-pk"]
         indexes = [
             # conversation_list_for_user: a user's sidebar, newest first.
             models.Index(fields=["owner", "-updated_at"], name="copilot_conv_owner_updated"),
+            # conversation_purge_deleted: the few rows waiting to be purged.
+            models.Index(
+                fields=["deleted_at"],
+                name="copilot_conv_deleted",
+                condition=models.Q(deleted_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -137,6 +152,12 @@ class Message(models.Model):
                 fields=["feedback"],
                 name="copilot_msg_feedback",
                 condition=~models.Q(feedback=""),
+            ),
+            # conversation_list_for_user(query=...): full-text search of what was said.
+            GinIndex(
+                SearchVector("content", config="english"),
+                name="copilot_msg_content_fts",
+                condition=models.Q(role__in=["user", "assistant"]),
             ),
         ]
 

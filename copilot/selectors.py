@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -10,8 +11,9 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.aggregates import ArrayAgg
+from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from copilot.filtersets import GoldenExampleFilter
@@ -50,11 +52,51 @@ def golden_example_list_nearest(
     return [GoldenMatch(q, a, 1 - d) for q, a, d in nearest if d <= 1 - min_similarity]
 
 
-def conversation_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Conversation]:
-    """The user's conversations, most recently active first (the sidebar)."""
+def conversation_scope_for_user(
+    *, user: AbstractBaseUser | AnonymousUser
+) -> QuerySet[Conversation]:
+    """Every conversation `user` may open: their own, not deleted (even empty ones)."""
     if not user.is_authenticated:
         return Conversation.objects.none()
-    return Conversation.objects.filter(owner_id=user.pk).order_by("-updated_at", "-pk")
+    return Conversation.objects.filter(owner_id=user.pk, deleted_at__isnull=True)
+
+
+SEARCHED_ROLES = (Message.Role.USER, Message.Role.ASSISTANT)
+MAX_SEARCH_WORDS = 8
+
+
+def conversation_search_query(text: str) -> SearchQuery | None:
+    """Every word as an English prefix (`gatew` finds "gateway"), all required.
+
+    Only word characters reach the tsquery, so nothing typed can break its syntax.
+    """
+    words = re.findall(r"\w+", text.lower())[:MAX_SEARCH_WORDS]
+    if not words:
+        return None
+    return SearchQuery(
+        " & ".join(f"{word}:*" for word in words), config="english", search_type="raw"
+    )
+
+
+def conversation_list_for_user(
+    *, user: AbstractBaseUser | AnonymousUser, query: str = ""
+) -> QuerySet[Conversation]:
+    """The user's conversations with at least one message, most recently active first
+    (the sidebar and the API); `query` keeps those whose title or messages match it.
+
+    Empty conversations stay openable (`conversation_get_for_user`) but are not listed:
+    a "+ New chat" nobody asked in is not history.
+    """
+    said = Message.objects.filter(conversation=OuterRef("pk"), role__in=SEARCHED_ROLES)
+    conversations = conversation_scope_for_user(user=user).filter(Exists(said))
+    search = conversation_search_query(query)
+    if search is not None:
+        # Same expression and condition as the copilot_msg_content_fts index.
+        matching = said.annotate(text=SearchVector("content", config="english")).filter(text=search)
+        conversations = conversations.annotate(
+            title_text=SearchVector("title", config="english")
+        ).filter(Q(title_text=search) | Q(Exists(matching)))
+    return conversations.order_by("-updated_at", "-pk")
 
 
 def conversation_get_for_user(
@@ -62,9 +104,34 @@ def conversation_get_for_user(
 ) -> Conversation:
     """The conversation if `user` owns it; NotFoundError otherwise, so ids leak nothing."""
     try:
-        return conversation_list_for_user(user=user).get(pk=int(conversation_id))
+        return conversation_scope_for_user(user=user).get(pk=int(conversation_id))
     except (Conversation.DoesNotExist, ValueError, TypeError):
         raise NotFoundError(f"Conversation {conversation_id} not found.") from None
+
+
+def conversation_get_deleted_for_user(
+    *, conversation_id: int | str, user: AbstractBaseUser | AnonymousUser
+) -> Conversation:
+    """A conversation `user` deleted and may still restore; NotFoundError otherwise."""
+    if not user.is_authenticated:
+        raise NotFoundError(f"Conversation {conversation_id} not found.")
+    try:
+        return Conversation.objects.get(
+            pk=int(conversation_id), owner_id=user.pk, deleted_at__isnull=False
+        )
+    except (Conversation.DoesNotExist, ValueError, TypeError):
+        raise NotFoundError(f"Conversation {conversation_id} not found.") from None
+
+
+def conversation_list_empty(*, created_before: dt.datetime) -> QuerySet[Conversation]:
+    """Conversations without a single message created before `created_before`."""
+    said = Message.objects.filter(conversation=OuterRef("pk"))
+    return Conversation.objects.filter(created_at__lt=created_before).exclude(Exists(said))
+
+
+def conversation_list_to_purge(*, deleted_before: dt.datetime) -> QuerySet[Conversation]:
+    """Conversations deleted before `deleted_before` (copilot_conv_deleted index)."""
+    return Conversation.objects.filter(deleted_at__lt=deleted_before)
 
 
 def conversation_messages(*, conversation: Conversation) -> QuerySet[Message]:
@@ -78,7 +145,7 @@ def message_get_for_user(
     """A message of one of the user's conversations; NotFoundError otherwise."""
     try:
         return Message.objects.select_related("conversation").get(
-            pk=int(message_id), conversation__owner_id=user.pk
+            pk=int(message_id), conversation__owner_id=user.pk, conversation__deleted_at=None
         )
     except (Message.DoesNotExist, ValueError, TypeError):
         raise NotFoundError(f"Message {message_id} not found.") from None

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from copilot import selectors
 from copilot.chat_models.base import ChatModel
 from copilot.events import DoneEvent, ErrorEvent, Event
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
@@ -138,8 +139,33 @@ def conversation_rename(
 
 
 def conversation_delete(*, conversation: Conversation, user: AbstractBaseUser) -> None:
+    """Hide the conversation from its owner everywhere; `conversation_restore` undoes it."""
     _check_owner(conversation, user)
-    conversation.delete()
+    conversation.deleted_at = timezone.now()
+    conversation.save(update_fields=["deleted_at"])  # updated_at kept: undo puts it back in place
+
+
+def conversation_restore(*, conversation: Conversation, user: AbstractBaseUser) -> Conversation:
+    """Undo a delete that was not purged yet."""
+    _check_owner(conversation, user)
+    conversation.deleted_at = None
+    conversation.save(update_fields=["deleted_at"])
+    return conversation
+
+
+EMPTY_CONVERSATION_GRACE = dt.timedelta(days=1)
+
+
+@transaction.atomic
+def conversation_purge_deleted(*, older_than: dt.timedelta, now: dt.datetime | None = None) -> int:
+    """Remove conversations deleted more than `older_than` ago, with their messages and
+    runs, and empty ones (a failed first question) a day old; return how many."""
+    now = now or timezone.now()
+    deleted = selectors.conversation_list_to_purge(deleted_before=now - older_than)
+    empty = selectors.conversation_list_empty(created_before=now - EMPTY_CONVERSATION_GRACE)
+    ids = [*deleted.values_list("pk", flat=True), *empty.values_list("pk", flat=True)]
+    Conversation.objects.filter(pk__in=ids).delete()
+    return len(set(ids))
 
 
 def message_feedback_set(

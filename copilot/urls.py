@@ -7,6 +7,7 @@ from copilot import views
 urlpatterns = [
     path("", views.chat_home, name="home"),
     path("conversations/new/", views.conversation_create, name="conversation-create"),
+    path("conversations/search/", views.conversation_search, name="conversation-search"),
     path(
         "conversations/<int:conversation_id>/",
         views.conversation_detail,
@@ -21,6 +22,11 @@ urlpatterns = [
         "conversations/<int:conversation_id>/delete/",
         views.conversation_delete,
         name="conversation-delete",
+    ),
+    path(
+        "conversations/<int:conversation_id>/restore/",
+        views.conversation_restore,
+        name="conversation-restore",
     ),
     path(
         "conversations/<int:conversation_id>/stop/",

@@ -10,10 +10,13 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_POST
 
 from copilot import display, selectors, services
@@ -40,14 +43,53 @@ def _not_found_is_404(view: View) -> View:
     return wrapper
 
 
+SIDEBAR_SIZE = 100
+
+
+def _history_query(request: HttpRequest) -> str:
+    return request.GET.get("q", "").strip()[:200]
+
+
+def _sidebar(request: HttpRequest, query: str) -> list[Conversation]:
+    conversations = selectors.conversation_list_for_user(user=request.user, query=query)
+    return list(conversations[:SIDEBAR_SIZE])
+
+
+def _just_deleted(request: HttpRequest) -> Conversation | None:
+    """The conversation named by `?deleted=`, if this user deleted it: the Undo banner."""
+    raw = request.GET.get("deleted", "")
+    try:
+        return selectors.conversation_get_deleted_for_user(conversation_id=raw, user=request.user)
+    except NotFoundError:
+        return None
+
+
 def _chat(request: HttpRequest, conversation: Conversation | None) -> HttpResponse:
     turns = selectors.conversation_turns(conversation=conversation) if conversation else []
+    query = _history_query(request)
     context = {
         "conversation": conversation,
-        "conversations": selectors.conversation_list_for_user(user=request.user)[:100],
+        "conversations": _sidebar(request, query),
+        "history_query": query,
+        "next_path": request.path,
+        "deleted": _just_deleted(request),
+        "purge_after_days": settings.CONVERSATION_PURGE_AFTER_DAYS,
         "turns": [display.turn_view(turn) for turn in turns],
     }
     return render(request, "copilot/chat.html", context)
+
+
+def conversation_search(request: HttpRequest) -> HttpResponse:
+    """The sidebar's list for a search over titles and messages (chat.js swaps it in)."""
+    query = _history_query(request)
+    current = request.GET.get("current", "")
+    context = {
+        "conversations": _sidebar(request, query),
+        "history_query": query,
+        "conversation": {"pk": int(current)} if current.isdigit() else None,
+        "next_path": request.GET.get("next", "/") if _is_local(request, "next") else "/",
+    }
+    return render(request, "copilot/_conversation_list.html", context)
 
 
 def chat_home(request: HttpRequest) -> HttpResponse:
@@ -68,7 +110,12 @@ def conversation_create(request: HttpRequest) -> HttpResponse:
     conversation = services.conversation_create(owner=request.user)  # type: ignore[arg-type]
     url = reverse("conversation-detail", args=[conversation.pk])
     if _wants_json(request):
-        return JsonResponse({"id": conversation.pk, "url": url}, status=201)
+        # The sidebar entry as the page renders it, so its ⋯ menu works at once.
+        context = {"item": conversation, "conversation": conversation, "next_path": url}
+        item = render_to_string(
+            "copilot/_conversation_item.html", {**context, "just_created": True}, request
+        )
+        return JsonResponse({"id": conversation.pk, "url": url, "item_html": item}, status=201)
     return redirect(url)
 
 
@@ -96,8 +143,29 @@ def conversation_delete(request: HttpRequest, conversation_id: int) -> HttpRespo
         conversation_id=conversation_id, user=request.user
     )
     services.conversation_delete(conversation=conversation, user=request.user)  # type: ignore[arg-type]
-    messages.success(request, f"Deleted “{conversation}”.")
-    return redirect("home")
+    back = request.POST.get("next", "") if _is_local(request, "next", post=True) else ""
+    if not back or back == reverse("conversation-detail", args=[conversation.pk]):
+        back = reverse("home")
+    return redirect(f"{back}?{urlencode({'deleted': conversation.pk})}")
+
+
+@require_POST
+@_not_found_is_404
+def conversation_restore(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Undo a delete (possible until the conversation is purged)."""
+    conversation = selectors.conversation_get_deleted_for_user(
+        conversation_id=conversation_id, user=request.user
+    )
+    services.conversation_restore(conversation=conversation, user=request.user)  # type: ignore[arg-type]
+    return redirect("conversation-detail", conversation.pk)
+
+
+def _is_local(request: HttpRequest, name: str, *, post: bool = False) -> bool:
+    """Whether the `name` parameter is a path on this site (never an open redirect)."""
+    value = (request.POST if post else request.GET).get(name, "")
+    return value.startswith("/") and url_has_allowed_host_and_scheme(
+        value, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
 
 
 @require_POST

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -193,3 +194,33 @@ def forget_cached_queries() -> None:
 
 def embed_texts(texts: Sequence[str]) -> np.ndarray:
     return get_embedder().embed(texts)
+
+
+_SENTENCE_CACHE: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+SENTENCE_CACHE_SIZE = 8192  # records and documents are re-read question after question
+_sentence_lock = threading.Lock()
+
+
+def embed_sentences(texts: Sequence[str]) -> np.ndarray:
+    """Vectors of short texts (sentences, list items), those not seen lately
+    embedded in one batch: extractive answers rank the same records' sentences
+    again and again."""
+    model_id = get_embedder().model_id
+    with _sentence_lock:
+        known = {
+            t: _SENTENCE_CACHE[(model_id, t)] for t in texts if (model_id, t) in _SENTENCE_CACHE
+        }
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
+    if missing:
+        known |= dict(zip(missing, embed_texts(missing), strict=True))
+        with _sentence_lock:
+            _SENTENCE_CACHE.update(((model_id, t), known[t]) for t in missing)
+            while len(_SENTENCE_CACHE) > SENTENCE_CACHE_SIZE:
+                _SENTENCE_CACHE.popitem(last=False)
+    return np.stack([known[t] for t in texts])
+
+
+def similarities(query: str, texts: Sequence[str]) -> np.ndarray:
+    """Cosine of `query` to each text (unit vectors: a dot product)."""
+    wanted = np.asarray(embed_query(query), dtype=np.float32)
+    return np.asarray(embed_sentences(texts) @ wanted)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
+
 
 class IncidentDeskError(Exception):
     """An expected failure with a message fit to show the user.
@@ -35,3 +37,7 @@ class RateLimitedError(IncidentDeskError):
 
 class UnavailableError(IncidentDeskError):
     """Something the answer depends on (the chat model) failed; trying again may work."""
+
+
+class StaffOnlyError(PermissionDenied):
+    """Only staff may do this (curation: validating documents, reviewing reports)."""

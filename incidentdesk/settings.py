@@ -14,6 +14,7 @@ from typing import Any
 import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 from incidentdesk import embedded
 from incidentdesk.env import env_bool, env_choice, env_float, env_int, env_list, env_str
@@ -68,11 +69,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",  # SECURE_CSP below
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # NUL and other control characters are a 400 before any view or query sees them.
+    "incidentdesk.middleware.ControlCharacterMiddleware",
     # Every page needs a login unless its view opts out (allauth's do).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -176,6 +180,13 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be re
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # imports are long; don't hoard them
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "incidentdesk")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Periodic jobs, for deployments that run `celery -A incidentdesk beat`.
+CELERY_BEAT_SCHEDULE = {
+    "purge-deleted-conversations": {
+        "task": "copilot.tasks.conversation_purge_deleted_task",
+        "schedule": 24 * 3600,
+    },
+}
 
 # --- auth -----------------------------------------------------------------------
 
@@ -192,6 +203,11 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 ACCOUNT_ALLOW_SIGNUPS = env_bool("ACCOUNT_ALLOW_SIGNUPS", False)
 ACCOUNT_ADAPTER = "incidentdesk.accounts.AccountAdapter"
 ACCOUNT_LOGOUT_ON_GET = False
+# Failed logins: 10 a minute per IP (any account), and 5 per 5 minutes per
+# account *from one IP* (AccountAdapter adds the IP to allauth's key), so a
+# guesser is slowed without locking the real user out; the other limits are
+# allauth's defaults.
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key"}
 # Password-reset mail goes to the console unless a backend is configured.
 MAILERS = {
     "default": {
@@ -228,6 +244,24 @@ if OIDC_PROVIDER_URL:
     SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
     SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
     SOCIALACCOUNT_ADAPTER = "incidentdesk.sso.SocialAccountAdapter"
+
+# A strict Content-Security-Policy: scripts and styles only from our own files
+# (no inline script or event handler anywhere, so injected markup cannot run),
+# nothing framed, no plugins. connect-src 'self' covers the chat's websocket
+# on the same host. The API docs page relaxes styles only (api/urls.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    # Browsers apply form-action to the redirect after a POST: SSO leaves for the provider.
+    "form-action": [CSP.SELF, *([OIDC_PROVIDER_URL] if OIDC_PROVIDER_URL else [])],
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -309,6 +343,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "incidentdesk.api.schema.add_error_responses",
+        "incidentdesk.api.schema.add_page_parameters",
     ],
 }
 
@@ -373,9 +408,15 @@ CHAT_RUN_LOCK_SECONDS = 300
 # within the window: a process that cannot start must not be restarted forever.
 SUPERVISOR_RESTARTS = env_int("SUPERVISOR_RESTARTS", 5, minimum=0)
 SUPERVISOR_RESTART_WINDOW_SECONDS = env_int("SUPERVISOR_RESTART_WINDOW_SECONDS", 120, minimum=1)
+# A deleted conversation can be restored (undo) until it is purged this many
+# days later by `manage.py purge_conversations` or the daily beat task.
+# A week covers "I deleted the wrong one on Friday"; a month of hidden rows
+# would only be a privacy surprise.
+CONVERSATION_PURGE_AFTER_DAYS = env_int("CONVERSATION_PURGE_AFTER_DAYS", 7, minimum=1)
 
-# Bulk imports above this many rows drop the HNSW indexes, load, and rebuild
-# them (measured: 64 s with the index vs 10 s + 8 s for 20k vectors).
+# Bulk imports of at least this many rows, into a chunk table holding fewer
+# chunks than that, drop the HNSW index, load, and rebuild it; others insert
+# with it in place (incidents.services.index_drop_pays_off, bench/index_bench.py).
 IMPORT_REBUILD_INDEX_THRESHOLD = env_int("IMPORT_REBUILD_INDEX_THRESHOLD", 5000, minimum=1)
 # Knowledge documents last validated longer ago than this are flagged as stale
 # in the admin and in cited answers.

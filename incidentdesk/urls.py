@@ -18,4 +18,5 @@ urlpatterns = [
     path("api/", include("incidentdesk.api.urls")),
 ]
 
+handler400 = "incidentdesk.api.errors.bad_request"
 handler404 = "incidentdesk.api.errors.page_not_found"

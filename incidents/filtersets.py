@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django_filters import rest_framework as filters
 
+from incidentdesk.filtering import StrictBooleanFilter
 from incidents.models import DatasetVersion, ImportJob, Incident
 
 
@@ -27,7 +28,7 @@ class IncidentFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter 
     )
     severity = filters.CharFilter(lookup_expr="iexact", label="Severity, e.g. SEV2")
     category = filters.CharFilter(lookup_expr="iexact", label="Category")
-    repeat = filters.BooleanFilter(field_name="repeat_incident", label="Repeat incidents only")
+    repeat = StrictBooleanFilter(field_name="repeat_incident", label="Repeat incidents only")
 
     class Meta:
         model = Incident

@@ -29,6 +29,15 @@ def normalize_incident_id(raw: str) -> str:
     return re.sub(r"\s+", "-", text)
 
 
+def as_incident_id(raw: str) -> str | None:
+    """The normalised id when `raw` is nothing but an incident id, else None.
+
+    The incident list sends such a search straight to the incident page.
+    """
+    wanted = normalize_incident_id(raw)
+    return wanted if INCIDENT_ID_RE.match(wanted) else None
+
+
 def date_from_incident_id(incident_id: str) -> dt.date | None:
     """The occurrence date encoded in `INC-YYYY-MM-DD-NNN`, if it is a real date."""
     match = INCIDENT_ID_RE.match(normalize_incident_id(incident_id))

@@ -52,11 +52,11 @@ def _month_start(year: int, month_name: str) -> dt.date:
 
 _RELATIVE_RE = re.compile(
     rf"\b(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+"
-    rf"(?:(?P<n>{_NUMBER_RE})\s+)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
+    rf"(?:(?P<n>{_NUMBER_RE})\s+(?:of\s+)?)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
     re.IGNORECASE,
 )
 _THIS_RE = re.compile(r"\bthis\s+(?P<unit>week|month|year)\b", re.IGNORECASE)
-_DAY_RE = re.compile(r"\b(?P<word>yesterday|today|tonight|last night)\b", re.IGNORECASE)
+_DAY_RE = re.compile(r"\b(?P<word>yesterday|today|tonight|last night|overnight)\b", re.IGNORECASE)
 _IN_YEAR_RE = re.compile(r"\b(?:in|during|from)\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
 _SINCE_RE = re.compile(
     rf"\b(?P<op>since|after|before|until|prior to)\s+(?:(?P<month>{_MONTH_RE})[a-z]*\s+)?"
@@ -75,9 +75,10 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     A bare "recent" means the last 30 days.
     """
     parsers = (
-        _between_window, _relative_window, _period_start_window, _this_window, _day_window,
-        _quarter_window, _season_window, _month_window, _year_window, _since_date_window,
-        _since_window, _since_weekday_window, _recent_window,
+        _between_window, _year_range_window, _relative_window, _period_start_window,
+        _this_window, _day_window, _weekend_window, _quarter_window, _half_window,
+        _season_window, _month_window, _year_window, _since_date_window, _since_window,
+        _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
         found = parser(text, today)
@@ -110,11 +111,12 @@ def _recent_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]
 
 
 def _this_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "this month": since the month began, as people count it (not the last 30 days)."""
     match = _THIS_RE.search(text)
     if not match:
         return None
-    days = UNIT_DAYS[match.group("unit").lower()]
-    return TimeWindow(today - dt.timedelta(days=days), today, f"last {days:.0f} days"), match
+    start = _period_start(match.group("unit").lower(), today)
+    return TimeWindow(start, today, f"since {start.isoformat()}"), match
 
 
 def _day_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
@@ -123,6 +125,36 @@ def _day_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] |
         return None
     days = 0 if match.group("word").lower() in {"today", "tonight"} else 1
     return TimeWindow(today - dt.timedelta(days=days), today, match.group("word").lower()), match
+
+
+_WEEKEND_RE = re.compile(r"\b(?:over|during|on|at|this|last|past)\s+(?:the\s+)?weekend\b", re.I)
+
+
+def _weekend_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "over the weekend": the latest Saturday and Sunday (today, if it is one)."""
+    match = _WEEKEND_RE.search(text)
+    if not match:
+        return None
+    saturday = today - dt.timedelta(days=(today.weekday() - 5) % 7)
+    end = min(saturday + dt.timedelta(days=1), today)
+    return TimeWindow(saturday, end, f"the weekend of {saturday:%d %B}"), match
+
+
+_YEAR_RANGE_RE = re.compile(
+    r"\b(?:(?:from|between|in|during)\s+)?(?P<y1>(?:19|20)\d\d)\s*"
+    r"(?:-|\u2013|\u2014|to|through|thru|until|and)\s*(?P<y2>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def _year_range_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "2019-2023", "from 2021 through 2025": whole years, both ends included."""
+    match = _YEAR_RANGE_RE.search(text)
+    if not match or int(match.group("y1")) > int(match.group("y2")):
+        return None
+    start = dt.date(int(match.group("y1")), 1, 1)
+    end = min(dt.date(int(match.group("y2")), 12, 31), today)
+    return TimeWindow(start, end, f"{start.year} to {end.year}"), match
 
 
 def _year_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
@@ -141,7 +173,10 @@ def _since_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
     month = match.group("month")
     start = _month_start(year, month.lower()) if month else dt.date(year, 1, 1)
     label = f"{match.group('op').lower()} {month + ' ' if month else ''}{year}"
-    if match.group("op").lower() in {"since", "after"}:
+    if match.group("op").lower() == "after":
+        # After a month or a year begins once it has ended.
+        return TimeWindow(_shift(start, 1 if month else 12), today, label), match
+    if match.group("op").lower() == "since":
         return TimeWindow(start, today, label), match
     return TimeWindow(None, start - dt.timedelta(days=1), label), match
 
@@ -157,10 +192,21 @@ _QUARTER_RE = re.compile(
     r"|q(?P<q>[1-4])(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?)\b",
     re.IGNORECASE,
 )
-SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11)}
+SEASONS = {
+    "spring": (3, 5),
+    "summer": (6, 8),
+    "autumn": (9, 11),
+    "fall": (9, 11),
+    "winter": (12, 2),
+}
+_HALF_RE = re.compile(
+    r"\b(?:in\s+|during\s+|over\s+)?(?:the\s+)?(?:(?P<which>first|second|1st|2nd)\s+half"
+    r"|h(?P<h>[12]))(?:\s+(?:of\s+)?(?:the\s+year\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    re.IGNORECASE,
+)
 _SEASON_RE = re.compile(
     r"\b(?:over|during|in|through(?:out)?)?\s*(?:the\s+|this\s+|last\s+|past\s+)?"
-    r"(?P<season>spring|summer|autumn|fall)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
+    r"(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d))?\b",
     re.IGNORECASE,
 )
 _MONTH_WINDOW_RE = re.compile(
@@ -255,6 +301,19 @@ def _quarter_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str
     return TimeWindow(start, end, f"{start.isoformat()} to {end.isoformat()}"), match
 
 
+def _half_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """ "the first half of 2025", "H2 2024" (this year's when no year is named)."""
+    match = _HALF_RE.search(text)
+    if not match or not (match.group("year") or match.group("which")):
+        return None  # a bare "h1" is more likely a heading or a host than a half-year
+    second = (match.group("which") or "").lower() in {"second", "2nd"} or match.group("h") == "2"
+    start = dt.date(int(match.group("year") or today.year), 7 if second else 1, 1)
+    if start > today:
+        return None
+    end = min(_month_end(start, 6), today)
+    return TimeWindow(start, end, f"{start.isoformat()} to {end.isoformat()}"), match
+
+
 def _shift(start: dt.date, months: int) -> dt.date:
     month = start.month - 1 + months
     return dt.date(start.year + month // 12, month % 12 + 1, 1)
@@ -268,7 +327,7 @@ def _season_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]
     first, last = SEASONS[match.group("season").lower()]
     year = _latest_start(first, today, match.group("year"))
     start = dt.date(year, first, 1)
-    end = min(_month_end(start, last - first + 1), today)
+    end = min(_month_end(start, (last - first) % 12 + 1), today)  # winter spans a new year
     return TimeWindow(start, end, f"{match.group('season').lower()} {year}"), match
 
 
@@ -279,6 +338,8 @@ def _month_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
         return None
     start = _month_start(2000, match.group("month").lower())
     start = start.replace(year=_latest_start(start.month, today, match.group("year")))
+    if match.group("op").lower() == "after":
+        start = _shift(start, 1)  # "after June": once June has ended
     if match.group("op").lower() in {"since", "after", "from"}:
         return TimeWindow(start, today, f"since {start:%B %Y}"), match
     return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match
@@ -332,7 +393,11 @@ _REPEAT_RE = re.compile(
     re.IGNORECASE,
 )
 _SEVERITY_RE = re.compile(
-    r"\b(?:sev(?:erity)?\s*-?\s*(?P<sev>[1-4])|p(?P<p>[1-4]))\b", re.IGNORECASE
+    r"\b(?:sev(?:erity)?\s*-?\s*(?P<sev>[1-4])|p(?P<p>[1-4]))s?\b"
+    # "critical" is a severity only as a kind of incident ("critical outages"),
+    # not in a description ("the critical path was slow").
+    r"|\b(?P<critical>critical)\s+(?=(?:incidents?|outages?|issues?|ones)\b)",
+    re.IGNORECASE,
 )
 # "<category> incidents", "<category>-related incidents": explicit listings only,
 # so a symptom that merely mentions a database is not filtered by category.
@@ -360,7 +425,7 @@ def parse_severity(text: str) -> str | None:
     match = _SEVERITY_RE.search(text)
     if not match:
         return None
-    return f"SEV{match.group('sev') or match.group('p')}"
+    return f"SEV{match.group('sev') or match.group('p') or 1}"
 
 
 def parse_category(text: str) -> str | None:
@@ -553,12 +618,31 @@ def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
     """Words of every name, and acronyms of multi-word names ("GCE", "AWS")."""
     words = {w for e in catalog for w in (*e.words, *e.company_words)}
     acronyms: dict[str, str] = {}
-    for name in {n for e in catalog for n in (e.application, e.company)}:
+    for name in sorted({n for e in catalog for n in (e.application, e.company)}):
         base = re.sub(r"\s*\(.*?\)", "", name)
         parts = [w for w in re.findall(r"[A-Za-z0-9]+", base) if w.lower() not in _ACRONYM_SKIP]
         if len(parts) >= 2:
             acronyms.setdefault("".join(p[0] for p in parts).lower(), base.lower())
+        for run, acronym in _inner_acronyms(re.sub(r"[()]", ",", name)):
+            if acronym not in words:
+                acronyms.setdefault(acronym, run)
     return _MentionIndex(tuple(sorted(words)), frozenset(words), acronyms)
+
+
+def _inner_acronyms(name: str) -> list[tuple[str, str]]:
+    """Acronyms of the capitalised runs inside a name, each with its words:
+    "AWS Elastic Load Balancing us-east-1" → ELB; "Google Cloud Load
+    Balancing - Cloud Run" → GCLB, CLB. People abbreviate the product, not
+    the regions and qualifiers a catalog name carries."""
+    found = []
+    for segment in re.split(r"\s+[-\u2013\u2014]\s+|,", name):
+        capitalised = re.findall(r"\b[A-Z][A-Za-z0-9]*", segment)
+        for size in range(2, min(len(capitalised), 4) + 1):
+            for start in range(len(capitalised) - size + 1):
+                run = capitalised[start : start + size]
+                if " ".join(run) in segment:  # consecutive words, not scattered
+                    found.append((" ".join(run).lower(), "".join(w[0] for w in run).lower()))
+    return [(run, acronym) for run, acronym in found if len(acronym) >= 3]
 
 
 def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:

@@ -38,7 +38,7 @@ from incidents.models import (
     Incident,
     IncidentChunk,
 )
-from incidents.parsing import normalize_incident_id
+from incidents.parsing import as_incident_id, normalize_incident_id
 from incidents.rendering import incident_data, incidents_text
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
@@ -112,6 +112,7 @@ def forget_cached_scopes() -> None:
     _active_cache.clear()
     _catalog_cache.clear()
     _term_stats_cache.clear()
+    _topic_cache.clear()
 
 
 def scope_version_ids(version: DatasetVersion | None = None) -> list[int]:
@@ -414,6 +415,14 @@ def lookup_incident_by_id(
     return scope.filter(incident_id=wanted).order_by("-version__activated_at").first()
 
 
+def incident_get_by_searched_id(
+    query: str, *, version: DatasetVersion | None = None
+) -> Incident | None:
+    """The incident when a search is exactly its id (any dash, any case), else None."""
+    wanted = as_incident_id(query)
+    return lookup_incident_by_id(wanted, version=version) if wanted else None
+
+
 # --- filters parsed from a question ---------------------------------------------
 
 
@@ -524,6 +533,35 @@ def cached_catalog(version: DatasetVersion | None = None) -> ApplicationCatalog:
     return catalog
 
 
+_topic_cache: dict[tuple[Any, ...], frozenset[str]] = {}
+
+
+def incident_topic_words(version: DatasetVersion | None = None) -> frozenset[str]:
+    """Every word of the scope's titles, applications, categories, companies and tags.
+
+    What incidents are about, by the data's own words: "DNS", "database",
+    "timeouts" are; "blew", "fell", "noteworthy" never title an incident. The
+    router asks it whether a time-window question also names a topic. Kept
+    until the scope changes (an import or activation), not for a fixed time:
+    at 100k incidents one build reads every title.
+    """
+    key = _catalog_key(version)
+    if key not in _topic_cache:
+        _topic_cache.clear()  # one scope is hot at a time
+        _topic_cache[key] = _read_topic_words(scope_version_ids(version))
+    return _topic_cache[key]
+
+
+def _read_topic_words(version_ids: list[int]) -> frozenset[str]:
+    sql = (
+        "SELECT DISTINCT word FROM incidents_incident i, regexp_split_to_table(lower("
+        "i.title || ' ' || i.impacted_application || ' ' || i.category || ' ' ||"
+        " coalesce(i.extra->>'company', '') || ' ' || coalesce(i.extra->>'tags', '')),"
+        " '[^a-z0-9]+') AS word WHERE i.version_id = ANY(%s) AND word <> ''"
+    )
+    return frozenset(row[0] for row in _fetch(sql, [version_ids]))
+
+
 def parse_incident_filters(
     query: str, *, today: dt.date, version: DatasetVersion | None = None
 ) -> tuple[IncidentFilters, str]:
@@ -609,8 +647,19 @@ class IncidentSearch:
         if not self.applied.is_empty:
             heading += f"\nFilters: {self.applied.as_dict()}"
         if self.expanded:
-            heading += "\nThe filters in the question matched nothing, so they were loosened."
+            heading += (
+                f"\nNo incident matched {self.dropped_filters()}, so they were loosened:"
+                " these are the nearest without them."
+            )
         return incidents_text([hit.incident for hit in self.hits], heading=heading)
+
+    def dropped_filters(self) -> str:
+        """The filters loosened, in words ("severity SEV1, window last 90 days")."""
+        kept = self.applied.as_dict()
+        dropped = {k: v for k, v in self.filters.as_dict().items() if kept.get(k) != v}
+        if "application" in dropped:
+            dropped.pop("applications", None)  # the catalog names of the same mention
+        return ", ".join(f"{name} {_filter_words(value)}" for name, value in dropped.items())
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -623,6 +672,14 @@ class IncidentSearch:
                 for hit in self.hits
             ],
         }
+
+
+def _filter_words(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("label", ""))
+    if isinstance(value, list):
+        return " or ".join(map(str, value))
+    return str(value)
 
 
 def search_similar_incidents(

@@ -6,7 +6,9 @@ import datetime as dt
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from incidentdesk.errors import NotFoundError
 from incidents import selectors
@@ -45,9 +47,17 @@ def _filters(request: HttpRequest) -> selectors.IncidentListFilters:
     )
 
 
+def _detail_url(incident_id: str, version: DatasetVersion | None) -> str:
+    url = reverse("incident-detail", args=[incident_id])
+    return f"{url}?{urlencode({'version': version.pk})}" if version else url
+
+
 def incident_list(request: HttpRequest) -> HttpResponse:
-    """Hybrid search and filters over incidents, paginated."""
+    """Hybrid search and filters over incidents, paginated; an exact id opens that incident."""
     filters = _filters(request)
+    found = selectors.incident_get_by_searched_id(filters.query, version=filters.version)
+    if found is not None:
+        return redirect(_detail_url(found.incident_id, filters.version))
     page = Paginator(selectors.incident_list(filters=filters), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
@@ -61,8 +71,19 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         "versions": [v for v in selectors.incident_versions() if v.is_visible_to(request.user)],
         "stats": [d for d in selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS],
         "query_string": query.urlencode(),
+        "results_query": request.GET.urlencode(),
     }
     return render(request, "incidents/list.html", context)
+
+
+def _results_url(request: HttpRequest) -> str:
+    """The list with the search the user came from (`results` holds its query string).
+
+    Only a query string is taken, appended to our own path, so it cannot point elsewhere.
+    """
+    results = request.GET.get("results", "").lstrip("?")
+    url = reverse("incident-list")
+    return f"{url}?{results}" if results else url
 
 
 def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
@@ -80,5 +101,7 @@ def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
         "incident": incident,
         "similar": selectors.incident_list_similar(incident=incident),
         "is_active_version": incident.version.status == DatasetVersion.Status.ACTIVE,
+        "back_url": _results_url(request),
+        "from_results": bool(request.GET.get("results")),
     }
     return render(request, "incidents/detail.html", context)

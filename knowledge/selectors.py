@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import BooleanField, Case, F, Q, QuerySet, When
 from django.utils import timezone
 
+from incidentdesk.embeddings import similarities
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
@@ -158,8 +161,61 @@ def search_knowledge(
     chunks = KnowledgeChunk.objects.filter(document__in=documents)
     ranked = chunks_hybrid_rank(chunks, parent_field="document", query=query, limit=limit)
     top = ranked[0].score if ranked else 1.0
-    hits = [KnowledgeHit(r.parent, r.score / top, _preview(r.chunk_text)) for r in ranked]
+    texts = [r.chunk_text for r in ranked]
+    if asks_what_to_do(query):
+        texts = _action_sections(ranked, texts)
+    hits = [
+        KnowledgeHit(r.parent, r.score / top, best_passage(text, query, rank))
+        for rank, (r, text) in enumerate(zip(ranked, texts, strict=True))
+    ]
     return KnowledgeSearch(query, hits, filters)
+
+
+# "What do I do when…": the answer is a document's steps, not its Prevention or
+# Symptoms section, even when those read closer to the question.
+_WHAT_TO_DO_RE = re.compile(
+    r"\b(?:what\s+(?:do|should|can)\s+(?:i|we|you)\s+do|what\s+now|what\s+to\s+do|"
+    r"how\s+(?:do|should|can|would)\s+(?:i|we)|next\s+steps?|first\s+steps?|steps?\s+to|"
+    r"procedure|checklist|playbook|how\s+to\s+(?:handle|fix|stop|recover|respond|mitigate)|"
+    r"first\s+\d+\s+min\w*)\b",
+    re.IGNORECASE,
+)
+# Headings of the sections that say what to do, as runbooks and known issues name them.
+_ACTION_HEADING_RE = re.compile(
+    r"\b(?:actions?|steps?|mitigat\w*|respon\w*|contain\w*|recover\w*|restor\w*|"
+    r"roll\s*back\w*|triage|checklist|workaround|fix\w*|emergency|first\s+\d+\s+min\w*|"
+    r"during)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_what_to_do(query: str) -> bool:
+    return bool(_WHAT_TO_DO_RE.search(query))
+
+
+def _section(chunk_text: str) -> str:
+    heading = chunk_text.partition("\n")[0]
+    return heading.rpartition(" — ")[2] if " — " in heading else ""
+
+
+def _action_sections(ranked: Sequence[Any], texts: list[str]) -> list[str]:
+    """For the best few documents, their first action section instead of the
+    winning chunk when that is not one (one query for all of them)."""
+    wanted = {
+        r.parent.pk: i
+        for i, r in enumerate(ranked[:PASSAGE_HITS])
+        if not _ACTION_HEADING_RE.search(_section(texts[i]))
+    }
+    if not wanted:
+        return texts
+    chunks = KnowledgeChunk.objects.filter(document_id__in=wanted).order_by("document", "ordinal")
+    replaced = list(texts)
+    for document_id, text in chunks.values_list("document_id", "text"):
+        index = wanted.get(document_id)
+        if index is not None and _ACTION_HEADING_RE.search(_section(text)):
+            replaced[index] = text
+            del wanted[document_id]  # the first action section of each document
+    return replaced
 
 
 def knowledge_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:
@@ -169,8 +225,73 @@ def knowledge_best_similarity(*, query: str, version: DatasetVersion | None = No
 
 
 def _preview(text: str) -> str:
+    """The opening of `text` in whole sentences (a word cut only if one sentence is longer)."""
+    return _joined(_units(" ".join(text.split()))[:4], PREVIEW_CHARS) or _cut(text, PREVIEW_CHARS)
+
+
+# The best few documents quote the passage that answers the question, not the
+# chunk's opening: whole sentences and list items, ranked by meaning and
+# shared words, the best two shown in the document's order.
+PASSAGE_HITS = 3
+PASSAGE_CHARS = 420
+PASSAGE_UNITS = 2
+_WORD_WEIGHT = 0.05
+# A sentence end, a flattened list item (" - ", " 2. ") or a line break.
+_UNIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9*_(\"'`])|\s+-\s+(?=\S)|\s+(?=\d{1,2}\.\s)|\n+")
+_STEM_RE = re.compile(r"[a-z0-9]{3,}")
+
+
+def best_passage(chunk_text: str, query: str, rank: int = 0) -> str:
+    """What a reader should see of a chunk for `query`: its section and the
+    sentences or list items that answer (only the top PASSAGE_HITS are ranked;
+    each costs a few sentence embeddings, cached)."""
+    body = chunk_text.partition("\n")[2]
+    units = _units(body)
+    if rank >= PASSAGE_HITS or not units or not query.strip():
+        return _preview(chunk_text)
+    section = _section(chunk_text)
+    room = PASSAGE_CHARS - len(section)
+    if asks_what_to_do(query) and _ACTION_HEADING_RE.search(section):
+        chosen = units  # steps are read in order, from the first: as many as fit
+    else:
+        chosen = [units[i] for i in _best_units(query, units)]
+    passage = _joined(chosen, room) or _cut(chosen[0], room)
+    return f"{section}: {passage}" if section else passage
+
+
+def _best_units(query: str, units: list[str]) -> list[int]:
+    """The PASSAGE_UNITS units closest to `query` by meaning and shared words, in order."""
+    if len(units) <= PASSAGE_UNITS:
+        return list(range(len(units)))
+    shared = np.array([len(_stems(query) & _stems(unit)) for unit in units])
+    scores = similarities(query, units) + _WORD_WEIGHT * shared
+    return sorted(int(i) for i in np.argsort(-scores)[:PASSAGE_UNITS])
+
+
+def _units(text: str) -> list[str]:
+    units = (u.strip().removeprefix("- ") for u in _UNIT_RE.split(text))
+    return [u for u in units if len(u.split()) >= 3]
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in _STEM_RE.findall(text.lower())}
+
+
+def _joined(units: list[str], limit: int) -> str:
+    """As many whole units as fit in `limit` characters, in order ("" if none does)."""
+    kept: list[str] = []
+    for unit in units:
+        if sum(len(u) + 1 for u in kept) + len(unit) > limit:
+            break
+        kept.append(unit)
+    return " ".join(kept)
+
+
+def _cut(text: str, limit: int) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 # --- knowledge pages ------------------------------------------------------------

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from incidentdesk.embeddings import embed_texts
+from incidentdesk.errors import StaffOnlyError
 from incidents import importers
 from incidents.models import Dataset, DatasetVersion
 from incidents.parsing import knowledge_chunk_texts
@@ -89,4 +93,18 @@ def knowledge_document_update(*, document: KnowledgeDocument) -> KnowledgeDocume
     document.full_clean()
     document.save()
     transaction.on_commit(lambda: knowledge_document_embed.delay(document.pk))
+    return document
+
+
+def knowledge_document_mark_validated(
+    *, document: KnowledgeDocument, user: AbstractBaseUser, now: dt.datetime | None = None
+) -> KnowledgeDocument:
+    """A staff member checked the document against the system: it is fresh again.
+
+    Only the date changes, so the document is not re-embedded.
+    """
+    if not getattr(user, "is_staff", False):
+        raise StaffOnlyError("Only staff can mark a document validated.")
+    document.last_validated_at = now or timezone.now()
+    document.save(update_fields=["last_validated_at", "updated_at"])
     return document

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from incidentdesk.errors import NotFoundError
 from incidentdesk.richtext import render_markdown
-from knowledge import selectors
+from knowledge import selectors, services
 from knowledge.models import KnowledgeDocument
 
 PAGE_SIZE = 25
@@ -34,12 +36,16 @@ def knowledge_list(request: HttpRequest) -> HttpResponse:
     return render(request, "knowledge/list.html", context)
 
 
-def knowledge_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
-    """One document rendered from its (sanitised) markdown, with its freshness."""
+def _document(request: HttpRequest, doc_id: str) -> KnowledgeDocument:
     try:
-        document = selectors.knowledge_document_get(doc_id=doc_id, user=request.user)
+        return selectors.knowledge_document_get(doc_id=doc_id, user=request.user)
     except NotFoundError as exc:
         raise Http404(exc.message) from None
+
+
+def knowledge_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
+    """One document rendered from its (sanitised) markdown, with its freshness."""
+    document = _document(request, doc_id)
     context = {
         "document": document,
         "body_html": render_markdown(document.body),
@@ -47,3 +53,12 @@ def knowledge_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
         "stale_after_days": selectors.stale_after_days(),
     }
     return render(request, "knowledge/detail.html", context)
+
+
+@require_POST
+def knowledge_mark_validated(request: HttpRequest, doc_id: str) -> HttpResponse:
+    """Staff vouch for the document as of now (a 403 for everyone else)."""
+    document = _document(request, doc_id)
+    services.knowledge_document_mark_validated(document=document, user=request.user)  # type: ignore[arg-type]
+    messages.success(request, f"{document.doc_id} marked validated today.")
+    return redirect("knowledge-detail", document.doc_id)

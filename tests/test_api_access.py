@@ -114,6 +114,7 @@ MATRIX: list[tuple[str, str, Any, tuple[int, int, int, int]]] = [
     ("get", "/api/docs/", None, (302, 200, 200, 200)),
     ("delete", "/api/golden-examples/{golden}/", None, (401, 403, 403, 204)),
     ("delete", "/api/conversations/{conversation}/", None, (401, 204, 404, 404)),
+    ("post", "/api/conversations/{conversation}/restore/", None, (401, 200, 404, 404)),
 ]  # fmt: skip
 
 

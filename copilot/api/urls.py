@@ -17,6 +17,11 @@ urlpatterns = [
         name="conversation",
     ),
     path(
+        "conversations/<int:conversation_id>/restore/",
+        views.ConversationRestoreApi.as_view(),
+        name="conversation-restore",
+    ),
+    path(
         "conversations/<int:conversation_id>/cancel/",
         views.ConversationCancelApi.as_view(),
         name="conversation-cancel",

@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import JSONRenderer
@@ -45,11 +50,17 @@ class ConversationListApi(APIView):
         operation_id="conversations_list",
         tags=CONVERSATIONS,
         summary="Your conversations, most recently active first",
+        parameters=[
+            OpenApiParameter(
+                "q", str, description="Full-text search over titles and messages (word prefixes)."
+            )
+        ],
         responses=paginated(ConversationSerializer, "PaginatedConversationList"),
     )
     def get(self, request: Request) -> Response:
+        query = str(request.query_params.get("q", ""))[:200]
         return paginated_response(
-            queryset=selectors.conversation_list_for_user(user=current_user(request)),
+            queryset=selectors.conversation_list_for_user(user=current_user(request), query=query),
             serializer_class=ConversationSerializer,
             request=request,
             view=self,
@@ -104,7 +115,7 @@ class ConversationDeleteApi(APIView):
     @extend_schema(
         operation_id="conversations_destroy",
         tags=CONVERSATIONS,
-        summary="Delete one of your conversations and its messages",
+        summary="Delete one of your conversations (restorable until purged)",
         responses={204: None},
     )
     def delete(self, request: Request, conversation_id: int) -> Response:
@@ -113,6 +124,24 @@ class ConversationDeleteApi(APIView):
         )
         services.conversation_delete(conversation=conversation, user=current_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ConversationRestoreApi(APIView):
+    @extend_schema(
+        operation_id="conversations_restore",
+        tags=CONVERSATIONS,
+        summary="Undo the delete of one of your conversations (before it is purged)",
+        request=None,
+        responses=ConversationSerializer,
+    )
+    def post(self, request: Request, conversation_id: int) -> Response:
+        conversation = selectors.conversation_get_deleted_for_user(
+            conversation_id=conversation_id, user=current_user(request)
+        )
+        conversation = services.conversation_restore(
+            conversation=conversation, user=current_user(request)
+        )
+        return Response(ConversationSerializer(conversation).data)
 
 
 class ConversationCancelApi(APIView):

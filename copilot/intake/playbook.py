@@ -21,6 +21,30 @@ ITEM_MAX_CHARS = 300
 PLAYBOOK_TYPES = ("runbook", "known_issue")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _NUMBERED_STEP_RE = re.compile(r"^\s*\d+[.)]\s+(?P<step>.+)$", re.MULTILINE)
+# Parts of a body a reader never sees as steps: HTML comments and code blocks.
+_HIDDEN_RE = re.compile(r"<!--.*?(?:-->|\Z)|^\s*(`{3,}|~{3,}).*?(?:^\s*\1|\Z)", re.S | re.M)
+# Text that talks to the assistant rather than to an engineer: a role tag, a
+# claim of the user's consent, an order to drop instructions. No runbook step
+# needs one, and shown as a proposed action it reads as if the user said it.
+_INSTRUCTION_RE = re.compile(
+    "|".join(
+        [
+            r"^\W*(?:system|assistant|developer|user|ai|model|bot|copilot)\b\W*(?:message|"
+            r"prompt|note|instructions?|override)?\s*[:>\]]",
+            r"\b(?:ignore|disregard|forget|override)\b.{0,20}\b(?:previous|prior|above|earlier|"
+            r"all|any|your|these|those)\s+(?:instructions?|prompts?|rules|guidelines)\b",
+            r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:already\s+)?"
+            r"(?:confirmed|approved|agreed|authori[sz]ed|consented|said\s+yes)\b",
+            r"\bconfirm(?:ed|ation)?\s*[:=]\s*(?:yes|true)\b",
+            r"\byes,?\s+(?:file|create|open|submit|raise)\s+(?:it|the\s+ticket)\b",
+            r"\b(?:you\s+are|you're)\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|"
+            r"chatbot|copilot)\b",
+            r"\b(?:new|updated|hidden|secret)\s+instructions?\b|\bsystem\s+prompt\b",
+            r"\bdo\s+not\s+(?:tell|inform|show|alert)\s+the\s+user\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
 # When nothing similar is known, the first moves every on-call makes.
 GENERIC_ACTIONS = (
     "Check what changed just before the start (deploys, config pushes, key rotations) "
@@ -47,7 +71,11 @@ class Playbook:
 
 
 def playbook_for(
-    similar: Sequence[dict[str, Any]], documents: Sequence[KnowledgeHit], incident: dict[str, Any]
+    similar: Sequence[dict[str, Any]],
+    documents: Sequence[KnowledgeHit],
+    incident: dict[str, Any],
+    *,
+    logs_searchable: bool = False,
 ) -> Playbook:
     """Causes from similar incidents' root causes; actions from the steps of a runbook
     for the service and from their mitigations; the team most accountable for them."""
@@ -56,18 +84,108 @@ def playbook_for(
         for item in similar[:MAX_CAUSES]
         if item.get("root_cause")
     ]
+    causes = [item for item in causes if not instruction_like(item.text)]
     actions = _document_actions(documents, incident) + _incident_actions(similar)
+    actions = [item for item in actions if not instruction_like(item.text)]
     if not actions:
         actions = [PlaybookItem(text, "severity rules") for text in GENERIC_ACTIONS]
-    return Playbook(causes, _unique(actions)[:MAX_ACTIONS], owner_team(similar))
+    if after_a_change(incident):
+        actions.insert(0, PlaybookItem(ROLLBACK_ACTION, "change rule"))
+    actions = _unique(actions)[: MAX_ACTIONS - (0 if logs_searchable else 1)]
+    if not logs_searchable:
+        actions.append(PlaybookItem(LOGS_UNAVAILABLE, "log search"))
+    return Playbook(causes, actions, owner_team(similar))
+
+
+# Said, not hidden: nothing here read the logs, so the engineer must.
+LOGS_UNAVAILABLE = (
+    "Logs unavailable: no log search is configured, so none were checked. "
+    "Read the service's logs around the first errors."
+)
+
+
+# A report that follows a change gets the one move that is right more often
+# than any other: undo the change (GENERIC_ACTIONS says the same when nothing
+# similar is known; de-duplicated there).
+ROLLBACK_ACTION = GENERIC_ACTIONS[0]
+_CHANGE_RE = re.compile(
+    r"\b(?:deploy\w*|release[ds]?|roll(?:ed)?[- ]?outs?|rolled\s+out|upgrad\w*|migrat\w*|"
+    r"config(?:uration)?\s+(?:change|push)\w*|pushed|shipped|merged|feature\s+flag)\b",
+    re.IGNORECASE,
+)
+
+
+def after_a_change(incident: dict[str, Any]) -> bool:
+    """Whether the report ties the trouble to a change (a deploy, a config push)."""
+    text = " ".join(str(incident.get(k) or "") for k in ("description", "title", "impact"))
+    return bool(_CHANGE_RE.search(text))
 
 
 def _incident_actions(similar: Sequence[dict[str, Any]]) -> list[PlaybookItem]:
+    fixes = [(_first_sentence(item.get("mitigation") or ""), item) for item in similar[:MAX_CAUSES]]
+    # Screened as written: "Past fix: SYSTEM: …" would hide the role tag at the start.
     return [
-        PlaybookItem(_first_sentence(item["mitigation"]), item["incident_id"])
-        for item in similar[:MAX_CAUSES]
-        if item.get("mitigation")
+        PlaybookItem(as_instruction(fix), item["incident_id"])
+        for fix, item in fixes
+        if fix and not instruction_like(fix)
     ]
+
+
+# Verbs of operations, as a mitigation reports them ("Rolled back", "Raised");
+# the imperative is what the next on-call should consider doing.
+_VERBS = (
+    "add apply block cap clear correct cordon deploy disable disconnect drain enable "
+    "evacuate expand extend fail fix flush increase isolate kill limit lower migrate move "
+    "patch pause pin promote purge raise reattach reboot rebuild reconfigure recreate "
+    "redeploy reduce reindex reload remove renew repair replace reroute reset resize "
+    "restart restore resume retry revert revoke roll rotate scale shift shed split stop "
+    "switch throttle update upgrade"
+)
+OPERATION_VERBS = frozenset(_VERBS.split())
+
+
+def as_instruction(mitigation: str) -> str:
+    """ "Rolled back the chart." → "Roll back the chart."; a subject before the
+    verb is dropped ("Engineers restarted…" → "Restart…"). A sentence whose verb
+    is not recognised is kept as what was done: "Past fix: …"."""
+    words = mitigation.split()
+    for start in (0, 1, 2):
+        passive = start > 0 and words[start - 1].lower() in _AUXILIARIES
+        if start < len(words) and not passive and (verb := _present(words[start].lower())):
+            rest = [_present_word(w) for w in words[start + 1 :]]
+            return " ".join([verb.capitalize(), *_joined_verbs(words[start + 1 :], rest)])
+    return f"Past fix: {mitigation}"
+
+
+def _present_word(word: str) -> str:
+    """One word of a sentence in the present, its punctuation kept ("redeployed." → "redeploy.")."""
+    core = word.rstrip(".,;:")
+    verb = _present(core.lower())
+    return verb + word[len(core) :] if verb else word
+
+
+_AUXILIARIES = frozenset({"was", "were", "been", "is", "are", "had", "has", "have"})
+
+
+def _joined_verbs(words: list[str], converted: list[str]) -> list[str]:
+    """Later verbs of the same sentence, after "and", "then" or a comma, in the
+    imperative too ("… and restored service" → "… and restore service")."""
+    out = []
+    for i, (word, new) in enumerate(zip(words, converted, strict=True)):
+        joined = i > 0 and (words[i - 1].lower() in {"and", "then"} or words[i - 1].endswith(","))
+        out.append(new if joined else word)
+    return out
+
+
+def _present(word: str) -> str:
+    """The present of a past-tense operation verb ("rolled" → "roll"), or ""."""
+    if not word.endswith("ed"):
+        return ""
+    stem = word[:-2]
+    for candidate in (word[:-1], stem, stem[:-1], stem[:-1] + "y" if stem.endswith("i") else ""):
+        if candidate in OPERATION_VERBS:
+            return candidate
+    return ""
 
 
 def _document_actions(
@@ -77,13 +195,24 @@ def _document_actions(
     for hit in documents:
         if not fits(hit, incident):
             continue
-        steps = [m.group("step") for m in _NUMBERED_STEP_RE.finditer(hit.document.body)]
+        steps = [step for step in step_lines(hit.document.body) if not instruction_like(step)]
         if steps:
             return [
                 PlaybookItem(_trim(step), hit.document.doc_id)
                 for step in steps[:STEPS_PER_DOCUMENT]
             ]
     return []
+
+
+def step_lines(body: str) -> list[str]:
+    """The numbered steps a reader of the document sees (not in comments or code)."""
+    visible = _HIDDEN_RE.sub("", body)
+    return [match.group("step") for match in _NUMBERED_STEP_RE.finditer(visible)]
+
+
+def instruction_like(text: str) -> bool:
+    """True for text addressed to the assistant (a prompt injection), never a real step."""
+    return bool(_INSTRUCTION_RE.search(" ".join(text.split())))
 
 
 def fits(hit: KnowledgeHit, incident: dict[str, Any]) -> bool:

@@ -37,6 +37,13 @@ STATE_FIELDS = (
 )
 
 
+def _match_word(rank: int) -> str:
+    """How close a similar incident is, in words for people (fused scores such as
+    0.0328 mean nothing to a reader, and measured, they do not separate the
+    relevant from the rest: the order does)."""
+    return "closest match" if rank == 0 else "also similar"
+
+
 def intake_payload(ctx: IntakeContext) -> dict[str, Any]:
     """What the web card and the API show; DESIGN's keys plus the turn's kind."""
     return {
@@ -44,7 +51,8 @@ def intake_payload(ctx: IntakeContext) -> dict[str, Any]:
         "description": ctx.incident.get("description", ctx.description),
         "incident": ctx.incident,
         "similar_incidents": [
-            {name: item.get(name) for name in SIMILAR_FIELDS} for item in ctx.similar
+            {name: item.get(name) for name in SIMILAR_FIELDS} | {"match": _match_word(rank)}
+            for rank, item in enumerate(ctx.similar)
         ],
         "causes": [item.as_dict() for item in ctx.causes],
         "actions": [item.as_dict() for item in ctx.actions],

@@ -22,6 +22,7 @@ from copilot.intake import selectors as intake_selectors
 from copilot.intake import services as store
 from copilot.intake.planner import Step
 from copilot.intake.playbook import PlaybookItem, playbook_for
+from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
 from copilot.tickets import services as ticket_services
 from copilot.tickets.base import TrackerError
@@ -197,7 +198,9 @@ def _service_from_similar(similar: list[dict[str, Any]]) -> str:
 
 def playbook(ctx: IntakeContext) -> str:
     """Likely causes and next actions, each citing its source, and an owner team."""
-    result = playbook_for(ctx.similar, ctx.documents, ctx.incident)
+    result = playbook_for(
+        ctx.similar, ctx.documents, ctx.incident, logs_searchable=log_search_configured()
+    )
     ctx.causes, ctx.actions, ctx.owner_team = result.causes, result.actions, result.owner_team
     return f"{len(ctx.actions)} actions, owner {ctx.owner_team or 'unknown'}"
 

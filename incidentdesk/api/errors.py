@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
@@ -50,6 +50,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"non_field": exc.messages}
         return Response(error_body("invalid", "Invalid input.", fields), status=400)
+    if isinstance(exc, BadRequest | SuspiciousOperation):
+        # Too many fields, a body over the limit: the caller's fault, not a 500.
+        return Response(error_body("invalid", _bad_request_message(exc)), status=400)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -112,3 +115,15 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
         body = error_body("not_found", f"No endpoint at {request.path}.")
         return JsonResponse(body, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def _bad_request_message(exc: Exception) -> str:
+    return f"Bad request: {exc}" if str(exc) else "Bad request."
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: a request refused before any view (too many fields, a body too large)
+    answers in the error format under /api/, with the 400 page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("invalid", _bad_request_message(exception)), status=400)
+    return defaults.bad_request(request, exception)

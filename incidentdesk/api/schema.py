@@ -14,6 +14,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
+from incidentdesk.api.pagination import MAX_PAGE_NUMBER, Pagination
+
 ERROR_SCHEMA = {
     "type": "object",
     "description": "Every error has this shape.",
@@ -60,6 +62,39 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
                 if code in _REASONS and not _has_schema(response):
                     operation["responses"][code] = _error_response(code)
     return result
+
+
+def add_page_parameters(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: `limit` and `offset` on every paginated list, with their bounds.
+
+    The views are plain APIViews, so drf-spectacular does not see the paginator;
+    Pagination answers 400 outside these bounds.
+    """
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            ok = operation["responses"].get("200", {}).get("content", {})
+            ref = ok.get("application/json", {}).get("schema", {}).get("$ref", "")
+            if ref.startswith("#/components/schemas/Paginated"):
+                parameters = operation.setdefault("parameters", [])
+                parameters += [_page_parameter(name, low) for name, low in _PAGE_BOUNDS]
+    return result
+
+
+_PAGE_BOUNDS = [("limit", 1), ("offset", 0)]
+_PAGE_DESCRIPTIONS = {
+    "limit": f"Results per page (default 25; above {Pagination.max_limit} is capped).",
+    "offset": "Results to skip before this page.",
+}
+
+
+def _page_parameter(name: str, minimum: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": _PAGE_DESCRIPTIONS[name],
+        "schema": {"type": "integer", "minimum": minimum, "maximum": MAX_PAGE_NUMBER},
+    }
 
 
 def _has_schema(response: dict[str, Any]) -> bool:

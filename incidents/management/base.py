@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
 from incidentdesk.errors import IncidentDeskError
+from incidentdesk.management.base import SchemaCommand
 from incidents.importers import FORMATS, ImportFileError
 from incidents.models import DatasetVersion
 from incidents.services import ImportResult, ProgressCallback
@@ -19,7 +20,7 @@ ImportFunction = Callable[..., tuple[DatasetVersion, ImportResult]]
 MAX_ERRORS_SHOWN = 200
 
 
-class ImportCommand(BaseCommand):
+class ImportCommand(SchemaCommand):
     """Imports each FILE into one dataset version, then prints a summary."""
 
     import_function: ImportFunction

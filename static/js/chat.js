@@ -10,10 +10,12 @@ const composer = document.getElementById("composer");
 const question = document.getElementById("question");
 const sendButton = document.getElementById("send");
 const stopButton = document.getElementById("stop");
+const retryButton = document.getElementById("retry");
 const csrfToken = chat.querySelector("input[name=csrfmiddlewaretoken]").value;
 
 const REFUSED = new Set(["invalid", "rate_limited", "busy", "not_found"]);
-const state = { id: chat.dataset.conversationId, socket: null, live: null, busy: false };
+// `pending` is the question on its way; it goes back into the composer on any failure.
+const state = { id: chat.dataset.conversationId, socket: null, live: null, busy: false, pending: null };
 
 // --- tool results -------------------------------------------------------------
 // Renderers for tool results by tool name. The five search tools need none:
@@ -93,22 +95,56 @@ async function ensureConversation() {
   state.id = String(created.id);
   history.pushState({}, "", created.url);
   chat.dataset.stopUrl = `${created.url}stop/`;
-  addSidebarItem(created.id, created.url);
+  addSidebarItem(created.item_html);
 }
 
-function addSidebarItem(id, href) {
+function addSidebarItem(html) {
+  // Server-rendered (copilot/_conversation_item.html, escaped), with its ⋯ menu.
   const list = document.getElementById("conversations");
   list.querySelector(".empty-history")?.remove();
+  list.querySelectorAll(".current").forEach((li) => li.classList.remove("current"));
   list.querySelectorAll("[aria-current]").forEach((a) => a.removeAttribute("aria-current"));
-  const item = el("li", "conversation current");
-  item.dataset.id = id;
-  const link = el("a");
-  link.href = href;
-  link.setAttribute("aria-current", "page");
-  link.append(el("span", "conversation-title", "New conversation"), el("time", "conversation-when", "just now"));
-  item.append(link);
-  list.prepend(item);
+  const holder = document.createElement("template");
+  holder.innerHTML = html.trim();
+  list.prepend(holder.content);
 }
+
+// --- the history sidebar: search, and delete with confirmation ------------------------
+
+const historyList = document.getElementById("conversations");
+const historySearch = document.getElementById("conversation-search");
+const confirmDelete = document.getElementById("confirm-delete");
+let searchTimer = null;
+
+async function searchHistory() {
+  const params = new URLSearchParams({
+    q: historySearch.elements.q.value, current: state.id || "", next: location.pathname,
+  });
+  const response = await fetch(`${historySearch.dataset.searchUrl}?${params}`, { credentials: "same-origin" });
+  if (response.ok) historyList.innerHTML = await response.text(); // server-rendered, escaped
+}
+
+historySearch.elements.q.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(searchHistory, 200);
+});
+historySearch.addEventListener("submit", (e) => {
+  e.preventDefault();
+  clearTimeout(searchTimer);
+  searchHistory();
+});
+
+historyList.addEventListener("submit", (e) => {
+  const form = e.target;
+  if (!form.classList.contains("delete")) return;
+  e.preventDefault();
+  confirmDelete.querySelector(".confirm-name").textContent = `“${form.dataset.title}”`;
+  confirmDelete.addEventListener("close", () => {
+    if (confirmDelete.returnValue === "delete") form.submit();
+  }, { once: true });
+  confirmDelete.returnValue = "";
+  confirmDelete.showModal();
+});
 
 function connect() {
   if (state.socket && state.socket.readyState <= WebSocket.OPEN) return state.opened;
@@ -123,7 +159,7 @@ function connect() {
   socket.addEventListener("close", () => {
     if (state.socket !== socket) return;
     state.socket = null;
-    if (state.busy) setTimeout(() => connect().catch(() => setStatus("Connection lost; reload the page.", true)), 1000);
+    if (state.busy) setTimeout(() => connect().catch(() => connectionLost()), 1000);
   });
   return state.opened;
 }
@@ -154,16 +190,53 @@ function liveAnswer(turn, section) {
   return { turn, section, body, steps: null, calls: {} };
 }
 
+// --- failures keep the question ----------------------------------------------------
+
+function keepQuestion(text) {
+  state.pending = text;
+  retryButton.hidden = true;
+}
+
+function questionFailed(reason) {
+  // The typed text comes back (unless something new was typed meanwhile), with Retry.
+  const what = screenshot.file ? "report" : "question";
+  setStatus(`${reason} Your ${what} is kept; press Retry.`, true);
+  if (state.pending && !question.value.trim()) {
+    question.value = state.pending;
+    grow();
+  }
+  state.pending = null;
+  retryButton.hidden = false;
+}
+
+function connectionLost() {
+  if (state.live) {
+    state.live.section.classList.remove("is-streaming");
+    state.live.body.setAttribute("aria-busy", "false");
+    state.live.section.append(el("p", "muted", "The answer was interrupted."));
+  }
+  state.live = null;
+  setBusy(false);
+  questionFailed("Connection lost.");
+}
+
+retryButton.addEventListener("click", () => {
+  retryButton.hidden = true;
+  composer.requestSubmit();
+});
+
 async function ask(text) {
   text = text.trim();
   if (!text || state.busy) return;
+  keepQuestion(text);
   setBusy(true);
   try {
     await ensureConversation();
     await connect();
   } catch (error) {
     setBusy(false);
-    setStatus(error.message || "Could not connect; try again.", true);
+    const reason = error instanceof Error ? error.message : "Could not connect.";
+    questionFailed(reason);
     return;
   }
   startTurn(text);
@@ -219,13 +292,18 @@ function finishStep(event, live) {
 }
 
 function renameInSidebar(id, title) {
-  const item = document.querySelector(`#conversations [data-id="${id}"] .conversation-title`);
-  if (item) item.textContent = title;
+  const entry = document.querySelector(`#conversations [data-id="${id}"]`);
+  if (entry) {
+    entry.querySelector(".conversation-title").textContent = title;
+    entry.querySelector("form.delete").dataset.title = title;
+    entry.querySelector(".rename input[name=title]").value = title;
+  }
   document.title = `${title} · IncidentDesk`;
 }
 
 async function finishAnswer(event, live) {
   state.live = null;
+  state.pending = null;
   setBusy(false);
   setStatus("");
   const response = await fetch(url(chat.dataset.answerUrl, event.message_id), { credentials: "same-origin" });
@@ -243,12 +321,11 @@ async function finishAnswer(event, live) {
 function failAnswer(event, live) {
   state.live = null;
   setBusy(false);
-  setStatus(event.message, event.code !== "cancelled");
   live.body.setAttribute("aria-busy", "false");
+  if (event.code === "cancelled") setStatus(event.message);
+  else questionFailed(event.message);
   if (REFUSED.has(event.code) && !live.body.textContent) {
-    const asked = live.turn.querySelector(".bubble")?.textContent;
     live.turn.remove();
-    if (asked && !question.value) question.value = asked;
   } else {
     live.section.classList.remove("is-streaming");
     live.section.append(el("p", "muted", event.code === "cancelled" ? "Stopped." : "The answer was interrupted."));
@@ -363,7 +440,7 @@ function intakeCard(data) {
   if (data.similar_incidents?.length) {
     card.append(panel("Similar incidents", data.similar_incidents, (item) => [
       sourceLink(item.incident_id), ` ${item.title} `,
-      el("span", "muted", `· ${item.impacted_application} · score ${item.score}`),
+      el("span", "muted", `· ${item.impacted_application} · ${item.match}`),
     ]));
   }
   if (data.actions?.length) {
@@ -424,12 +501,13 @@ attachment.querySelector(".attachment-remove").addEventListener("click", clearSc
 
 async function report(text, file) {
   if (state.busy) return;
+  keepQuestion(text.trim());
   setBusy(true);
   try {
     await ensureConversation();
   } catch (error) {
     setBusy(false);
-    return setStatus(error.message, true);
+    return questionFailed(error.message);
   }
   startTurn(text.trim());
   state.live.turn.querySelector(".bubble").append(" ", el("span", "pill", "screenshot"));
@@ -438,9 +516,9 @@ async function report(text, file) {
   form.set("conversation_id", state.id);
   form.set("text", text.trim());
   form.set("image", file);
-  const response = await post(chat.dataset.intakeUrl, form);
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
+  const response = await post(chat.dataset.intakeUrl, form).catch(() => null);
+  const body = response ? await response.json().catch(() => ({})) : {};
+  if (!response?.ok) {
     return failAnswer({ message: body.error?.message || "The report could not be sent.", code: "invalid" }, state.live);
   }
   clearScreenshot();

@@ -12,7 +12,7 @@ from django.test import Client
 from copilot.models import AgentRun, Conversation, Message
 from copilot.services import conversation_create, conversation_reply
 from incidents.services import incident_import_file
-from tests.factories import UserFactory, incident_row
+from tests.factories import MessageFactory, UserFactory, incident_row
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -75,8 +75,8 @@ def test_every_chat_page_needs_a_login(client: Client, answered: Conversation) -
 def test_the_home_page_is_a_new_chat_with_only_her_history(
     client: Client, alice: User, mallory: User
 ) -> None:
-    conversation_create(owner=alice, title="Checkout timeouts")
-    conversation_create(owner=mallory, title="Mallory's secrets")
+    for owner, title in [(alice, "Checkout timeouts"), (mallory, "Mallory's secrets")]:
+        MessageFactory(conversation=conversation_create(owner=owner, title=title), role="user")
     client.force_login(alice)
     page = client.get("/").content.decode()
     assert "Checkout timeouts" in page
@@ -155,8 +155,9 @@ def test_rename_and_delete(client: Client, alice: User) -> None:
     page = client.post(f"/conversations/{conversation.pk}/rename/", {"title": " "}, follow=True)
     assert b"The title cannot be empty." in page.content
     response = client.post(f"/conversations/{conversation.pk}/delete/")
-    assert response["Location"] == "/"
-    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    assert response["Location"] == f"/?deleted={conversation.pk}"
+    conversation.refresh_from_db()
+    assert conversation.deleted_at is not None  # soft: undo is possible until the purge
 
 
 def test_feedback_is_stored_with_its_comment(

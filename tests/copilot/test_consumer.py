@@ -28,6 +28,7 @@ from tests.factories import UserFactory, incident_row
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ORIGIN = (b"origin", b"http://127.0.0.1")
+HOST = (b"host", b"127.0.0.1")  # the origin is compared with the socket's own (scheme, host, port)
 
 
 @pytest.fixture(autouse=True)
@@ -57,11 +58,11 @@ def incidents(tmp_path: Path) -> None:
 
 def _cookie(user: User | None) -> list[tuple[bytes, bytes]]:
     if user is None:
-        return [ORIGIN]
+        return [ORIGIN, HOST]
     client = Client()
     client.force_login(user)
     session = client.cookies[settings.SESSION_COOKIE_NAME].value
-    return [ORIGIN, (b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode())]
+    return [ORIGIN, HOST, (b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode())]
 
 
 def _socket(headers: list[tuple[bytes, bytes]], conversation_id: int) -> WebsocketCommunicator:
@@ -166,6 +167,7 @@ def test_a_foreign_origin_is_rejected(alice) -> None:
         ('{"type": "hello", "text": "hi"}', "Unknown message type"),
         ('{"type": "ask", "text": "hi", "model": "x"}', "Unknown field(s): model."),
         (json.dumps({"type": "ask", "text": "é" * 4097}), "longer than 8 KB"),
+        (json.dumps({"type": "ask", "text": "403\u0000 in PayU"}), "contains a NUL character"),
     ],
 )
 def test_bad_payloads_are_answered_with_an_error_event(alice, frame: str, message: str) -> None:
@@ -299,4 +301,46 @@ def test_a_rename_or_delete_in_another_tab_counts_for_the_next_question(alice, i
     renamed, deleted, title = run(scenario)
     assert renamed["type"] == "done" and title == "My own title"  # not replaced by a generated one
     assert deleted["type"] == "error" and deleted["code"] == "not_found"
-    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    hidden = Conversation.objects.get(pk=conversation.pk)  # soft-deleted, restorable
+    assert hidden.deleted_at is not None
+    assert hidden.messages.filter(role=Message.Role.USER).count() == 1  # nothing asked after
+
+
+def test_a_crash_while_answering_is_an_error_event_and_the_socket_stays_open(
+    alice, incidents, monkeypatch
+) -> None:
+    """Fault injection: nothing real crashes on purpose, so the reply itself is made to
+    raise. The browser keeps the question and offers Retry on this `error` event."""
+    from copilot import services
+
+    def broken(**kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    conversation = conversation_create(owner=alice)
+    headers = _cookie(alice)
+
+    async def scenario() -> list[dict[str, Any]]:
+        socket = _socket(headers, conversation.pk)
+        await socket.connect()
+        with monkeypatch.context() as patch:
+            patch.setattr(services, "conversation_reply", broken)
+            await socket.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
+            failed = await _answer(socket)
+        answered = await _answer_after_asking(socket, "Settlement report missing rows")
+        await socket.disconnect()
+        return [failed[-1], answered[-1]]
+
+    failed, answered = run(scenario)
+    assert failed == {"type": "error", "code": "failed", "message": asking_failure()}
+    assert answered["type"] == "done"
+
+
+def asking_failure() -> str:
+    from copilot.asking import UNEXPECTED_FAILURE
+
+    return UNEXPECTED_FAILURE
+
+
+async def _answer_after_asking(socket: WebsocketCommunicator, text: str) -> list[dict[str, Any]]:
+    await socket.send_json_to({"type": "ask", "text": text})
+    return await _answer(socket)

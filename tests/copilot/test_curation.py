@@ -96,3 +96,18 @@ def test_the_command_prints_one_line_per_example_and_fails_on_a_regression() -> 
     GoldenExampleFactory(question="Checkout latency?", answer="INC-2099-01-01-001")
     with pytest.raises(Exception, match="regressed"):
         call_command("evaluate", "--golden", stdout=StringIO())
+
+
+def test_the_admin_lists_deleted_conversations_waiting_for_the_purge(
+    client: Client, alice: Any, bob: Any
+) -> None:
+    from copilot.services import conversation_delete
+
+    answer = ask(alice, QUESTION)
+    conversation_delete(conversation=answer.conversation, user=alice)
+    client.force_login(bob)
+    page = client.get("/admin/copilot/conversation/", {"deleted_at__isempty": "0"})
+    assert page.status_code == 200
+    assert f"/admin/copilot/conversation/{answer.conversation_id}/change/" in page.content.decode()
+    kept = client.get("/admin/copilot/conversation/", {"deleted_at__isempty": "1"})
+    assert f"/{answer.conversation_id}/change/" not in kept.content.decode()

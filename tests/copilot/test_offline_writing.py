@@ -73,6 +73,28 @@ def test_how_long_picks_the_sentence_with_the_duration() -> None:
     assert answer.startswith("> Checkout was slow for 25 minutes.")
 
 
+def test_how_many_picks_the_sentence_with_a_count_not_the_duration() -> None:
+    crash = Row(
+        "INC-2024-07-19-001",
+        "Sensor update crashes Windows hosts",
+        body="The update was pulled after 78 minutes. About 8.5 million devices crashed.",
+    )
+    answer = write_answer("and roughly how many machines?", lookups(crash), STATE)
+    assert answer.startswith("> About 8.5 million devices crashed.")
+
+
+def test_a_repeat_is_answered_with_the_sentence_that_tells_of_the_earlier_one() -> None:
+    again = Row(
+        "INC-2014-10-16-001",
+        "Message servers crash",
+        repeat_incident=True,
+        body="Servers crashed two days after an earlier outage of that kind. Users reconnected.",
+    )
+    answer = write_answer("was that a repeat of something?", lookups(again), STATE)
+    assert answer.startswith("Yes: INC-2014-10-16-001 is recorded as a repeat")
+    assert "> Servers crashed two days after an earlier outage" in answer
+
+
 def test_which_of_those_keeps_incidents_an_outside_party_caused() -> None:
     answer = write_answer("Which of those were caused by a vendor?", lookups(POOL, VENDOR), STATE)
     assert answer.startswith("1 of those 2 incidents:")
@@ -93,3 +115,44 @@ def test_did_it_happen_again_lists_only_later_incidents() -> None:
 def test_nothing_found_is_said_plainly() -> None:
     answer = write_answer("Disk full on the ledger?", search(), ConversationState())
     assert answer == "I found nothing matching “Disk full on the ledger?”."
+
+
+def documents(*docs: tuple[str, str, float]) -> list[ToolOutcome]:
+    blocks = [
+        f"Document ID: {doc_id}\nTitle: {title}\nType: runbook\nServices: api\n"
+        f"Relevance: {relevance:.2f}\nExcerpt: Actions: Roll back first."
+        for doc_id, title, relevance in docs
+    ]
+    text = "Knowledge documents for: x\nGroups: {}\n\n" + "\n\n---\n\n".join(blocks)
+    return [ToolOutcome("search_knowledge", "{}", text, parse_records(text))]
+
+
+def test_only_documents_close_to_the_best_are_also_listed() -> None:
+    found = documents(
+        ("KB-RB-009", "Failed deployment rollback", 1.0),
+        ("KB-RB-008", "Bad configuration pushed globally", 0.98),
+        ("KB-RB-001", "TLS certificate expiry", 0.91),
+    )
+    answer = write_answer("how do I roll back a bad deploy?", found, ConversationState())
+    assert "KB-RB-008" in answer
+    assert "KB-RB-001" not in answer
+
+
+def test_a_document_is_tied_to_the_last_incident_only_when_asked_about_it() -> None:
+    found = documents(("KB-RB-009", "Failed deployment rollback", 1.0))
+    about_it = write_answer("is there a runbook for that?", found, STATE)
+    unrelated = write_answer("how do I roll back a bad deploy?", found, STATE)
+    assert "It applies to what we were looking at: **INC-2025-10-02-001**" in about_it
+    assert "applies to" not in unrelated
+
+
+def test_a_filter_that_found_nothing_is_named_before_the_nearest_results() -> None:
+    text = incidents_text(
+        [POOL],
+        heading="Found 1 incident(s) similar to: sev1 checkout\nNo incident matched severity "
+        "SEV1, so they were loosened: these are the nearest without them.",
+    )
+    loosened = [ToolOutcome("search_similar_incidents", "{}", text, parse_records(text))]
+    answer = write_answer("sev1 checkout incidents", loosened, STATE)
+    assert answer.startswith("**No incident matched severity SEV1.** The nearest matches")
+    assert "INC-2025-10-02-001" in answer

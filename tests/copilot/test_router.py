@@ -50,6 +50,29 @@ def test_questions_are_routed_to_the_right_tool(question, tool, arguments) -> No
     assert (decision.tool, decision.arguments) == (tool, arguments)
 
 
+# What the incidents are about, as `incident_topic_words` reads it from the data.
+TOPICS = frozenset(
+    ["checkout", "latency", "timeouts", "dns", "database", "pool", "settlement", "report"]
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # However the asker puts it, a window with no topic is a plain listing...
+        ("anything blow up this week?", "get_recent_incidents"),
+        ("what fell over since Monday", "get_recent_incidents"),
+        ("anything noteworthy in the past couple of weeks", "get_recent_incidents"),
+        ("what's been going on lately", "get_recent_incidents"),
+        # ...and a window with one is a search filtered by the window.
+        ("dns problems since Monday", "search_similar_incidents"),
+        ("checkout timeouts in the past couple of weeks", "search_similar_incidents"),
+    ],
+)
+def test_a_window_without_a_topic_is_a_listing(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY, topics=TOPICS).tool == tool
+
+
 FOCUS = ConversationState(
     (
         Remembered("INC-2025-10-02-001", "Checkout latency from exhausted pool",
@@ -79,6 +102,10 @@ def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, 
         ("What was the root cause in the second one?", SECOND),
         ("How did the settlement one get resolved?", SECOND),
         ("And the Mandrill one?", SECOND),
+        # Pointed at by its date, or by what happened in it.
+        ("the September 2025 one: how long did it last?", SECOND),
+        ("the second one, september 2025 - what kicked it off?", SECOND),
+        ("the one where the report lost rows — when did it start?", SECOND),
         ("What broke in the Redis one?",
          [("search_similar_incidents", {"query": "Redis Checkout Gateway", "limit": 5})]),
         ("Which of those were caused by a vendor?", FIRST + SECOND),
@@ -135,3 +162,21 @@ def test_how_do_i_fix_reads_the_runbooks_and_the_past_fixes() -> None:
     assert [t for t, _ in plan_of("How do I rotate API keys?", ConversationState())] == [
         "search_knowledge"
     ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what set it off?",  # a detail, though the search intents alone lean to documents
+        "and the first?",
+        "when did it kick off?",
+        "how long until things recovered?",
+        "which merchants got hit?",
+        "which setting caused that",
+        "whose fault was it",
+        "y did it happen",
+    ],
+)
+def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
+    tools = [tool for tool, _ in plan_of(question)]
+    assert tools and set(tools) == {"lookup_incident_by_id"}

@@ -143,3 +143,60 @@ def test_the_incident_page_shows_every_field_its_version_and_similar_ones(
 def test_an_unknown_incident_is_a_404(client: Client, alice, incidents) -> None:
     client.force_login(alice)
     assert client.get("/incidents/INC-1999-01-01-001/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["INC-2025-08-24-001", "inc\u20132025-08-24\u2013001", "Inc\u20142025\u201408\u201424-001 "],
+)
+def test_searching_an_id_goes_straight_to_that_incident(
+    client: Client, alice, incidents, typed: str
+) -> None:
+    client.force_login(alice)
+    response = client.get("/incidents/", {"q": typed})
+    assert response.status_code == 302
+    assert response["Location"] == "/incidents/INC-2025-08-24-001/"
+
+
+def test_an_id_in_a_pinned_version_opens_in_that_version(
+    client: Client, bob, incidents, tmp_path
+) -> None:
+    staged = _import(tmp_path, [incident_row("INC-2026-02-02-001")], version_label="next")
+    client.force_login(bob)
+    response = client.get("/incidents/", {"q": "inc-2026-02-02-001", "version": staged.pk})
+    assert response["Location"] == f"/incidents/INC-2026-02-02-001/?version={staged.pk}"
+
+
+def test_an_unknown_or_hidden_id_is_searched_not_redirected(
+    client: Client, alice, incidents, tmp_path
+) -> None:
+    _import(tmp_path, [incident_row("INC-2026-02-02-001")], version_label="next")  # staged
+    client.force_login(alice)
+    for typed in ["INC-2030-01-01-001", "INC-2026-02-02-001", "INC-2025-08-24-001 timeout"]:
+        assert client.get("/incidents/", {"q": typed}).status_code == 200, typed
+
+
+def test_results_link_to_incidents_that_lead_back_to_the_same_search(
+    client: Client, alice, incidents
+) -> None:
+    client.force_login(alice)
+    search = {"q": "403 after key rotation", "application": "PayU Core", "from": "2025-01-01"}
+    page = client.get("/incidents/", search).content.decode()
+    assert "results=q%3D403%2Bafter%2Bkey%2Brotation%26application%3DPayU%2BCore" in page
+    detail = client.get(
+        "/incidents/INC-2025-08-24-001/",
+        {"results": "q=403+after+key+rotation&application=PayU+Core&from=2025-01-01"},
+    ).content.decode()
+    assert (
+        'href="/incidents/?q=403+after+key+rotation&amp;application=PayU+Core&amp;from=2025-01-01"'
+        in detail
+    )
+    assert "Back to results" in detail
+
+
+def test_the_back_link_cannot_leave_the_site(client: Client, alice, incidents) -> None:
+    client.force_login(alice)
+    detail = client.get(
+        "/incidents/INC-2025-08-24-001/", {"results": "//evil.example/"}
+    ).content.decode()
+    assert 'href="/incidents/?//evil.example/"' in detail

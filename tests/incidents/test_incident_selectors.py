@@ -112,6 +112,9 @@ def test_filters_that_match_nothing_are_loosened_and_say_so(version) -> None:
     assert result.expanded
     assert result.filters.window is not None
     assert result.hits[0].incident.incident_id == "INC-2025-08-24-001"
+    # The reader is told which filter found nothing before the nearest results.
+    loosened = result.as_text().split("No incident matched ", 1)[1].split(", so they")[0]
+    assert "window in 2019" in loosened
 
 
 def test_an_empty_query_lists_newest_first(version) -> None:

@@ -21,6 +21,18 @@ TODAY = dt.date(2026, 1, 10)
         ("since March 2024", dt.date(2024, 3, 1), TODAY),
         ("before 2010", None, dt.date(2009, 12, 31)),
         ("recent GitHub incidents", dt.date(2025, 12, 11), TODAY),
+        # Calendar periods as people count them (found by bench/window_parsers.py).
+        ("outages this month", dt.date(2026, 1, 1), TODAY),
+        ("dns problems this year", dt.date(2026, 1, 1), TODAY),
+        ("over the past couple of weeks", dt.date(2025, 12, 27), TODAY),
+        ("in the first half of 2025", dt.date(2025, 1, 1), dt.date(2025, 6, 30)),
+        ("H2 2024 incidents", dt.date(2024, 7, 1), dt.date(2024, 12, 31)),
+        ("what broke over the winter", dt.date(2025, 12, 1), TODAY),
+        ("after June 2025", dt.date(2025, 7, 1), TODAY),
+        ("anything after 2024", dt.date(2025, 1, 1), TODAY),
+        ("what failed overnight", dt.date(2026, 1, 9), TODAY),
+        ("CircleCI incidents 2019\u20132023", dt.date(2019, 1, 1), dt.date(2023, 12, 31)),
+        ("DNS incidents from 2021 through 2025", dt.date(2021, 1, 1), dt.date(2025, 12, 31)),
     ],
 )
 def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
@@ -29,10 +41,23 @@ def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
     assert (window.start, window.end) == (start, end)
 
 
+def test_the_weekend_is_the_last_saturday_and_sunday() -> None:
+    tuesday = dt.date(2026, 1, 13)
+    window, rest = qp.parse_time_window("did anything break over the weekend", tuesday)
+    assert window is not None
+    assert (window.start, window.end) == (dt.date(2026, 1, 10), dt.date(2026, 1, 11))
+    assert rest == "did anything break"
+
+
 def test_a_window_that_crosses_a_year_keeps_both_sides() -> None:
     window, rest = qp.parse_time_window("DNS incidents in the last 15 days", TODAY)
     assert window is not None and window.start == dt.date(2025, 12, 26)
     assert rest == "DNS incidents"
+
+
+def test_a_bare_month_and_year_names_an_event_not_a_window() -> None:
+    # "the March 2024 outage" refers to one incident; a listing says "in March 2024".
+    assert qp.parse_time_window("the March 2024 outage of the API", TODAY)[0] is None
 
 
 def test_no_window_leaves_the_text_alone() -> None:
@@ -47,6 +72,10 @@ def test_repeat_severity_and_category_are_recognised() -> None:
     assert qp.parse_repeat("disk full") is None
     assert qp.parse_severity("any sev1 outages") == "SEV1"
     assert qp.parse_severity("P2 incidents") == "SEV2"
+    assert qp.parse_severity("any sev1s this quarter?") == "SEV1"
+    assert qp.parse_severity("list the P1s") == "SEV1"
+    assert qp.parse_severity("critical outages in 2024") == "SEV1"
+    assert qp.parse_severity("the critical path got slow") is None
     assert qp.parse_category("certificate-related incidents in the past year") == "certificate"
     assert qp.parse_category("the database was slow") is None  # not a listing
 
@@ -107,3 +136,14 @@ def test_abbreviations_are_expanded_and_unknown_names_do_not_match() -> None:
     match = qp.match_applications("GCE", CATALOG)
     assert match is not None and match.applications == ("Google Compute Engine networking",)
     assert qp.match_applications("mainframe", CATALOG) is None
+
+
+def test_acronyms_of_the_product_inside_a_longer_catalog_name_are_understood() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Google Cloud Load Balancing (GFE) - Cloud Console", "Google Cloud"),
+        qp.ApplicationEntry.of("Google Compute Engine networking (Network Load Balancer)"),
+    ]
+    gclb = qp.find_application_mention("GCLB incidents", catalog)
+    assert gclb is not None and gclb.match.applications[0].startswith("Google Cloud Load")
+    nlb = qp.find_application_mention("any NLB outages?", catalog)
+    assert nlb is not None and nlb.match.applications == (catalog[1].application,)

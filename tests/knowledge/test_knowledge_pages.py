@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from knowledge.services import knowledge_import_file
+from incidentdesk.errors import StaffOnlyError
+from knowledge.models import KnowledgeDocument
+from knowledge.services import knowledge_document_mark_validated, knowledge_import_file
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +102,36 @@ def test_a_document_only_in_a_staged_version_is_a_404_except_for_staff(
     assert "Rotating PayU Core" in client.get("/knowledge/KB-RB-001/").content.decode()
     client.force_login(bob)
     assert "Not signed off yet" in client.get("/knowledge/KB-RB-777/").content.decode()
+
+
+def test_staff_mark_a_stale_document_validated_from_its_page(
+    client: Client, bob, documents
+) -> None:
+    client.force_login(bob)
+    page = client.get("/knowledge/KB-KI-001/").content.decode()
+    assert 'class="stale"' in page and 'action="/knowledge/KB-KI-001/validate/"' in page
+    response = client.post("/knowledge/KB-KI-001/validate/", follow=True)
+    assert response.redirect_chain == [("/knowledge/KB-KI-001/", 302)]
+    page = response.content.decode()
+    assert "KB-KI-001 marked validated today." in page
+    assert 'class="stale"' not in page and "0 days ago" in page
+    validated = KnowledgeDocument.objects.get(doc_id="KB-KI-001").last_validated_at
+    assert validated is not None and timezone.now() - validated < dt.timedelta(minutes=1)
+
+
+def test_only_staff_may_mark_validated(client: Client, alice, documents) -> None:
+    client.force_login(alice)
+    assert "Mark validated" not in client.get("/knowledge/KB-KI-001/").content.decode()
+    assert client.post("/knowledge/KB-KI-001/validate/").status_code == 403
+    assert client.get("/knowledge/KB-KI-001/validate/").status_code == 405
+    assert client.post("/knowledge/KB-XX-404/validate/").status_code == 404
+    client.logout()
+    assert client.post("/knowledge/KB-KI-001/validate/")["Location"].startswith("/accounts/login/")
+    document = KnowledgeDocument.objects.get(doc_id="KB-KI-001")
+    assert document.last_validated_at == dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+
+
+def test_the_service_refuses_non_staff(alice, documents) -> None:
+    document = KnowledgeDocument.objects.get(doc_id="KB-KI-001")
+    with pytest.raises(StaffOnlyError):
+        knowledge_document_mark_validated(document=document, user=alice)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.selectors import search_knowledge
+from knowledge.selectors import PASSAGE_HITS, PREVIEW_CHARS, best_passage, search_knowledge
 from knowledge.services import knowledge_import_file
 
 pytestmark = pytest.mark.django_db
@@ -52,3 +52,44 @@ def test_an_empty_query_with_filters_lists_documents(documents) -> None:
     listed = search_knowledge("", service_filter="payu core")
     assert [h.document.doc_id for h in listed.hits] == ["KB-AR-001", "KB-RB-001"]
     assert search_knowledge("").hits == []
+
+
+CHUNK = (
+    "Runbook: Queue backlog — Actions\n"
+    "1. Page the owning team before touching anything. 2. Pause the producers that "
+    "write to the backlogged queue. 3. Scale consumers out only after the dead-letter "
+    "queue is drained, or retries will flood it again. - Write down every change in "
+    "the incident channel as you make it."
+)
+
+
+def test_a_passage_quotes_the_items_that_answer_in_whole() -> None:
+    passage = best_passage(CHUNK, "should I scale the consumers out while the DLQ is full?")
+    assert passage.startswith("Actions: ")
+    assert "Scale consumers out only after the dead-letter queue is drained" in passage
+    assert "or retries will flood it again." in passage  # never cut mid-item
+    assert "Page the owning team" not in passage  # only the best two items
+
+
+def test_a_preview_ends_on_a_whole_sentence() -> None:
+    passage = best_passage(CHUNK, "queue", rank=PASSAGE_HITS)  # past the ranked few
+    assert passage.endswith(".") and len(passage) <= PREVIEW_CHARS
+
+
+def test_what_to_do_quotes_the_steps_not_the_prevention(tmp_path: Path) -> None:
+    runbook = {
+        "doc_id": "KB-RB-050", "title": "Message queue backlog", "type": "runbook",
+        "services": ["Webhooks"], "tags": ["queue"],
+        "body": "## Prevention\nAlert on the age of the oldest message in the webhook queue "
+                "long before the backlog grows.\n\n## Actions\n1. Pause the producers.\n"
+                "2. Scale the consumers out.\n3. Drain the dead-letter queue last.",
+    }  # fmt: skip
+    path = tmp_path / "kb.jsonl"
+    path.write_text(json.dumps(runbook))
+    knowledge_import_file(path=path, dataset_name="kb-steps", activate=True)
+    question = "the webhook queue backlog keeps growing, oldest message age climbing: what do I do?"
+    preview = search_knowledge(question).hits[0].preview
+    assert preview.startswith("Actions: ")
+    assert "Pause the producers." in preview
+    # The same words without asking what to do keep the closest section.
+    assert "Prevention" in search_knowledge("oldest message age alert").hits[0].preview

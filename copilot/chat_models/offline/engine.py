@@ -98,6 +98,7 @@ class OfflineChatModel:
             catalog=incident_selectors.application_catalog(self.incident_version),
             today=self.today or timezone.localdate(),
             probe=self.probe,
+            topics=incident_selectors.incident_topic_words(self.incident_version),
         )
         logger.debug("offline engine: %s", understood.explain())
         return understood

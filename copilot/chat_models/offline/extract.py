@@ -11,14 +11,12 @@ when nothing ranks well enough, the answer says the record does not say.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from copilot.chat_models.offline.reading import Record
-from incidentdesk.embeddings import embed_query, embed_texts
+from incidentdesk.embeddings import embed_query, embed_sentences
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -27,6 +25,11 @@ _NUMBER_RE = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)*(?![\d-])")
 _FIGURES_RE = re.compile(
     r"\bhow\s+(?:long|much|many|big|bad)\b|\bduration\b|\blast(?:ed)?\b|\bnumber\s+of\b",
     re.IGNORECASE,
+)
+# "How long" wants a duration; "how many" a count, which a duration is not.
+_COUNT_RE = re.compile(r"\bhow\s+(?:many|much|big)\b|\bnumber\s+of\b", re.IGNORECASE)
+_COUNT_WORDS_RE = re.compile(
+    r"\d\s*%|\bper\s*cent\b|\b(?:hundred|thousand|million|billion)s?\b", re.IGNORECASE
 )
 # Which field a question points at, by the words people use for it.
 FIELD_CUES: dict[str, re.Pattern[str]] = {
@@ -44,6 +47,16 @@ FIELD_CUES: dict[str, re.Pattern[str]] = {
     "Impacted Application": re.compile(r"\bwhich\s+(?:service|system|app|product|part)\b", re.I),
 }  # fmt: skip
 _FIELDS = (*FIELD_CUES, "Title", "Category", "Severity")
+# How a body sentence speaks to a field when the record's own field is terse
+# ("Repeat Incident: Yes" says less than "two days after an earlier outage").
+_SAYS: dict[str, re.Pattern[str]] = {
+    "Repeat Incident": re.compile(
+        r"\b(?:earlier|previous|again|recurr\w*|repeat\w*|second\s+time|same\s+\w+\s+as)\b", re.I
+    ),
+    "Accountable Party": re.compile(
+        r"\b(?:vendor|provider|supplier|contractor|third[- ]party)\b", re.I
+    ),
+}
 _NEVER = re.compile(r"(?!)")
 FIELD_BONUS = 0.25  # a field the question names outranks a body sentence that only resembles it
 WORD_WEIGHT = 0.08  # per shared word: names and figures the embedding blurs
@@ -92,9 +105,9 @@ def ranked(question: str, record: Record) -> list[Candidate]:
     if not found:
         return []
     wanted = np.asarray(embed_query(question), dtype=np.float32)
-    similarity = _embedded([c.text for c in found]) @ wanted
+    similarity = embed_sentences([c.text for c in found]) @ wanted
     words = _words(question)
-    figures = bool(_FIGURES_RE.search(question))
+    figures = "count" if _COUNT_RE.search(question) else bool(_FIGURES_RE.search(question))
     cued = {name for name, cue in FIELD_CUES.items() if cue.search(question)}
     scored = [
         Candidate(c.text, c.field, float(sim) + _bonus(c, words, figures, cued))
@@ -103,30 +116,16 @@ def ranked(question: str, record: Record) -> list[Candidate]:
     return sorted(scored, key=lambda c: -c.score)
 
 
-_SENTENCE_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()
-SENTENCE_CACHE_SIZE = 4096  # records are re-read turn after turn: embed their sentences once
-_cache_lock = threading.Lock()
-
-
-def _embedded(texts: list[str]) -> np.ndarray:
-    """Vectors of `texts`, the ones not seen lately embedded in one batch."""
-    with _cache_lock:
-        known = {t: _SENTENCE_CACHE[t] for t in texts if t in _SENTENCE_CACHE}
-    missing = [t for t in dict.fromkeys(texts) if t not in known]
-    if missing:
-        known |= dict(zip(missing, embed_texts(missing), strict=True))
-        with _cache_lock:
-            _SENTENCE_CACHE.update((t, known[t]) for t in missing)
-            while len(_SENTENCE_CACHE) > SENTENCE_CACHE_SIZE:
-                _SENTENCE_CACHE.popitem(last=False)
-    return np.stack([known[t] for t in texts])
-
-
-def _bonus(candidate: Candidate, words: set[str], figures: bool, cued: set[str]) -> float:
+def _bonus(candidate: Candidate, words: set[str], figures: bool | str, cued: set[str]) -> float:
     shared = len(words & _words(candidate.text)) * WORD_WEIGHT
+    if figures == "count":
+        counted = _COUNT_WORDS_RE.search(candidate.text) and not candidate.field
+        return shared + (DURATION_BONUS if counted else 0.0)
     if figures and _DURATION_RE.search(candidate.text):
         return shared + DURATION_BONUS  # "how long…": a stated duration answers it
     field = FIELD_BONUS if candidate.field in cued else 0.0
+    if not candidate.field and any(_SAYS.get(name, _NEVER).search(candidate.text) for name in cued):
+        field = FIELD_BONUS  # a body sentence that speaks to the field asked about
     has_figure = not candidate.field and _NUMBER_RE.search(candidate.text)
     numbers = FIGURE_BONUS if figures and has_figure else 0.0
     return shared + field + numbers
@@ -153,3 +152,14 @@ def _quoted(candidate: Candidate) -> str:
         return candidate.text
     value = candidate.text.split(": ", 1)[1]
     return f"{candidate.field}: {value}"
+
+
+def best_body_sentences(question: str, record: Record) -> list[str]:
+    """The body sentences (one or two) that best answer `question`, if any answers
+    well enough, in the record's order."""
+    body = [c for c in ranked(question, record) if not c.field]
+    if not body or body[0].score < ANSWERS_FROM:
+        return []
+    best = [c for c in body[:2] if body[0].score - c.score <= SECOND_WITHIN]
+    order = [c.text for c in candidates(record)]
+    return sorted((c.text for c in best), key=order.index)

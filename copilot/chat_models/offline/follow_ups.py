@@ -20,6 +20,7 @@ from copilot.chat_models.offline.routes import (
     document_type,
 )
 from copilot.chat_models.offline.state import ConversationState, Remembered
+from incidentdesk.embeddings import similarities
 from incidents import query_parsing as qp
 
 SELECT_MANY_LIMIT = LISTING_LIMIT
@@ -170,12 +171,58 @@ def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered | No
             return focus[index]
     name = named_item(question).lower()
     if not name:
-        return focus[0]
+        return _by_date(question, focus) or _by_description(question, focus) or focus[0]
     for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
         found = [item for item in focus if name in fields(item).lower()]
         if found:
             return found[0]
-    return None
+    return _by_date(question, focus)
+
+
+_MONTH_YEAR_RE = re.compile(
+    rf"\b(?:(?P<month>{'|'.join(qp.MONTHS)}|{'|'.join(m[:3] for m in qp.MONTHS)})\.?\s+)?"
+    r"(?P<year>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def _by_date(question: str, focus: Sequence[Remembered]) -> Remembered | None:
+    """ "the March 2025 one", "the 2019 outage": the only item of that month or year."""
+    match = _MONTH_YEAR_RE.search(question)
+    if match is None:
+        return None
+    prefix = match.group("year")
+    if match.group("month"):
+        month = next(
+            n for m, n in qp.MONTHS.items() if m.startswith(match.group("month")[:3].lower())
+        )
+        prefix += f"-{month:02d}"
+    found = [item for item in focus if item.occurred_at.startswith(prefix)]
+    return found[0] if len(found) == 1 else None
+
+
+# A description picks an item only when it fits that item clearly better than
+# the first (MiniLM cosine); a bare "how long did it last?" fits none of them.
+DESCRIPTION_MARGIN = 0.08
+
+
+def _by_description(question: str, focus: Sequence[Remembered]) -> Remembered | None:
+    """ "the one where their database provider went down": the item it describes."""
+    described = _DESCRIBES_RE.search(question)
+    if len(focus) < 2 or described is None:
+        return None
+    # The description alone: "— how long did it last?" after it fits every item.
+    description = re.split(r"\s[\u2013\u2014-]+\s|[,;?]", question[described.end() :])[0]
+    texts = [f"{i.title}. {i.text}" for i in focus]
+    similarity = similarities(description, texts)
+    best = int(similarity.argmax())
+    return focus[best] if similarity[best] - similarity[0] > DESCRIPTION_MARGIN else None
+
+
+_DESCRIBES_RE = re.compile(
+    r"\b(?:the|that)\s+(?:one|incident|outage)\s+(?:where|when|with|about|that|which|in\s+which)\b",
+    re.IGNORECASE,
+)
 
 
 _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
@@ -211,7 +258,7 @@ def has_reference(question: str) -> bool:
 
 _POINTER_RE = re.compile(
     r"\b(?:(?:for|about|on|of|like|with|behind|from)\s+(?:that|this|it|those|these)\s*(?:one\s*)?[?.!]*$"
-    r"|(?:that|this)\s+one\b|(?:any|which|some|all|none|each|either)\s+of\s+(?:those|them|these)\b"
+    r"|(?:that|this|the)\s+one\b|(?:any|which|some|all|none|each|either)\s+of\s+(?:those|them|these)\b"
     r"|which\s+ones?\b|\btell\s+me\s+more\b|\bmore\s+(?:details|detail|info)\b|\belaborate\b"
     r"|\bgo\s+on\b|\bexpand\s+on\b)",
     re.IGNORECASE,

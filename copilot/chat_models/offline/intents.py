@@ -40,7 +40,7 @@ INTENTS = QUESTION_INTENTS + INTAKE_INTENTS
 # Chosen by leave-one-style-out cross-validation of the bank
 # (`bank_cross_validation`); weaker regularisation overfits the styles.
 REGULARISATION_C = 4.0
-FEATURES_VERSION = "3"  # bump when `features` changes: the cached weights are rebuilt
+FEATURES_VERSION = "6"  # bump when `features` changes: the cached weights are rebuilt
 # Where a message's last ask begins: a sentence end, a dash, a semicolon or a comma.
 _CLAUSE_END_RE = re.compile(r"(?<=[.!?;,])\s+|\s+[\u2013\u2014-]+\s+|\n+")
 _WORD_RE = re.compile(r"\w+")

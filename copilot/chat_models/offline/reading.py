@@ -59,6 +59,15 @@ class ToolOutcome:
     def expanded(self) -> bool:
         return "so they were loosened" in self.text
 
+    @property
+    def loosened(self) -> str:
+        """Which filters matched nothing ("severity SEV1"), as the tool said."""
+        found = _LOOSENED_RE.search(self.text)
+        return found.group(1) if found else ""
+
+
+_LOOSENED_RE = re.compile(r"^No incident matched (.+?), so they were loosened", re.MULTILINE)
+
 
 def parse_records(text: str) -> list[Record]:
     """Every incident or document block in a tool message."""

@@ -10,6 +10,7 @@ evidence decide (`_decide`), and the reason is kept for the trace.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,8 +91,13 @@ def understand(
     today: dt.date,
     probe: Probe | None = None,
     chat: bool = True,
+    topics: frozenset[str] | None = None,
 ) -> Understanding:
-    """The intent, its confidence and the tool calls for `question`."""
+    """The intent, its confidence and the tool calls for `question`.
+
+    `topics` are the words incidents are about (`incident_topic_words`): with
+    them, a time window plus words that name no topic is a plain listing.
+    """
     ids = find_incident_ids(question)
     if ids:
         routes = [Route("lookup_incident_by_id", {"incident_id": i}, "incident id") for i in ids]
@@ -104,12 +110,20 @@ def understand(
     if guess.is_greeting:
         return Understanding("chit_chat", guess.confidence, ())
     intent, considered = _decide(question, guess.among(SEARCH_INTENTS), catalog, today, probe)
-    routes = _ROUTERS[intent](question, catalog, today)
-    if probe is not None and considered.startswith("evidence"):
+    routers = _ROUTERS | {"recent": functools.partial(_recent, topics=topics)}
+    routes = routers[intent](question, catalog, today)
+    if isinstance(considered, Evidence):
+        # Weighed on evidence, so shown with it: the other search's best results too.
         routes += [
             r for r in _runner_up(question, intent, guess, catalog, today) if r not in routes
         ]
-    return Understanding(intent, guess.confidence, tuple(routes), considered)
+    return Understanding(intent, guess.confidence, tuple(routes), str(considered))
+
+
+class Evidence(str):
+    """Why a decision was made, when both searches' nearest matches made it."""
+
+    __slots__ = ()
 
 
 def _allowed(state: ConversationState, *, chat: bool) -> tuple[str, ...]:
@@ -138,10 +152,17 @@ def route(
     catalog: Sequence[qp.ApplicationEntry],
     today: dt.date,
     probe: Probe | None = None,
+    topics: frozenset[str] | None = None,
 ) -> Route:
     """The first tool a good agent would call for a question that stands alone."""
     understood = understand(
-        question, state=ConversationState(), catalog=catalog, today=today, probe=probe, chat=False
+        question,
+        state=ConversationState(),
+        catalog=catalog,
+        today=today,
+        probe=probe,
+        chat=False,
+        topics=topics,
     )
     return understood.routes[0]
 
@@ -153,14 +174,20 @@ def _follow_up_kind(
     question: str, guess: IntentGuess, state: ConversationState, today: dt.date
 ) -> str | None:
     """How `question` refers back to the last results, or None if it stands alone."""
-    if not state.focus or qp.parse_time_window(question, today)[0] is not None:
+    if not state.focus:
+        return None
+    # A new time window starts a new listing, unless it only points at one of the
+    # results ("the second one, October 2017: what kicked it off?").
+    window, rest = qp.parse_time_window(question, today)
+    if window is not None and not (follow_ups.points_back(rest) or follow_ups.named_item(rest)):
         return None
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
     # says; a bare pronoun needs the model to lean that way too.
-    search = guess.among(SEARCH_INTENTS)
-    # "Is there a runbook for this kind of thing?": a document about what "this" is.
-    documents_about_it = search.intent == "knowledge" and follow_ups.has_reference(question)
+    # "Any guidance on this kind of thing?": a document about what "this" is, when
+    # the model itself leans to documents (among search intents alone, a detail
+    # question such as "what set it off?" leans anywhere).
+    documents_about_it = guess.intent == "knowledge" and follow_ups.has_reference(question)
     referring = (
         guess.intent == "follow_up"
         or follow_ups.points_back(question)
@@ -315,7 +342,7 @@ def _by_evidence(
     incidents = probe(_similar(question, catalog, today)[0])
     documents = probe(_knowledge(question, catalog, today)[0])
     winner = "knowledge" if documents >= incidents else "similar"
-    return winner, (
+    return winner, Evidence(
         f"evidence ({considered}): nearest document {documents:.2f}, "
         f"nearest incident {incidents:.2f}"
     )
@@ -379,7 +406,12 @@ def _application_argument(mention: qp.ApplicationMention) -> str:
     return applications[0] if len(applications) == 1 else mention.subject
 
 
-def _recent(question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date) -> list[Route]:
+def _recent(
+    question: str,
+    catalog: Sequence[qp.ApplicationEntry],
+    today: dt.date,
+    topics: frozenset[str] | None = None,
+) -> list[Route]:
     window, rest = qp.parse_time_window(question, today)
     if window is None:
         window = qp.TimeWindow(today - dt.timedelta(days=7), today, "last 7 days")
@@ -388,7 +420,7 @@ def _recent(question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.dat
         or qp.parse_category(rest)
         or qp.parse_repeat(rest)
         or qp.parse_severity(rest)
-        or _subject_words(rest)
+        or _topic_words(rest, topics)
     )
     if narrowed or window.days is None or window.end != today:
         # Filters beyond the date, or a calendar window: the search applies them together.
@@ -413,6 +445,20 @@ def _subject_words(text: str) -> str:
     """The content words left once filler and listing words are gone ("" if none)."""
     words = _corrected_words(text)
     return " ".join(w for w in words if w not in _LISTING_WORDS and not w.isdigit())
+
+
+def _topic_words(text: str, topics: frozenset[str] | None) -> str:
+    """The subject words that name something incidents are about ("DNS",
+    "timeouts"), not how the asker put it ("what blew up", "anything noteworthy").
+    Without the vocabulary every content word counts."""
+    words = _subject_words(text).split()
+    if topics is not None:
+        words = [w for w in words if _singular(w) in topics or w in topics]
+    return " ".join(words)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 _ROUTERS: dict[str, Callable[[str, Sequence[qp.ApplicationEntry], dt.date], list[Route]]] = {

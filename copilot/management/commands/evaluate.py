@@ -3,14 +3,15 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from copilot.chat_models.offline.intents import bank_cross_validation
 from copilot.evaluation import evaluate, evaluate_golden
+from incidentdesk.management.base import SchemaCommand
 from incidents.importers import ImportFileError
 
 
-class Command(BaseCommand):
+class Command(SchemaCommand):
     help = (
         "Evaluate routing and retrieval on labelled questions (the format of "
         "shared/eval/README.md). The corpus is loaded into its own evaluation datasets."

@@ -2,13 +2,14 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from copilot.services import golden_examples_import_file
+from incidentdesk.management.base import SchemaCommand
 from incidents.importers import FORMATS, ImportFileError
 
 
-class Command(BaseCommand):
+class Command(SchemaCommand):
     help = "Import golden examples (question, answer) from JSON Lines, JSON or CSV."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -1,13 +1,14 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from incidentdesk.errors import IncidentDeskError
+from incidentdesk.management.base import SchemaCommand
 from incidentdesk.services import service_token_create
 
 
-class Command(BaseCommand):
+class Command(SchemaCommand):
     help = (
         "Print the API token of a (service) account, creating the account when missing. "
         "Use it as `Authorization: Token <key>`. Tokens are also managed in the admin."

@@ -1,11 +1,10 @@
 from typing import Any
 
-from django.core.management.base import BaseCommand
-
 from incidentdesk import demo
+from incidentdesk.management.base import SchemaCommand
 
 
-class Command(BaseCommand):
+class Command(SchemaCommand):
     help = "Load the fictional demo data (once) and print the demo login."
 
     def add_arguments(self, parser: Any) -> None:
