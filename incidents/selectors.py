@@ -27,6 +27,7 @@ from django.utils import timezone
 from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
+from incidentdesk.stages import stage, submit_staged
 from incidents import query_parsing as qp
 from incidents.filtersets import DatasetVersionFilter, ImportJobFilter, IncidentFilter
 from incidents.models import (
@@ -252,11 +253,17 @@ def chunks_hybrid_rank(
     """
     # The query embedding (~5 ms of CPU in onnxruntime, which releases the
     # GIL) runs while the full-text query waits on PostgreSQL.
-    vector = _EMBEDDING_POOL.submit(embed_query_literal, query)
-    text_hits = _text_candidates(chunks, parent_field, query)
-    vector_hits = _vector_candidates(chunks, parent_field, vector.result(), exact)
+    vector = submit_staged(_EMBEDDING_POOL, "query embedding", embed_query_literal, query)
+    with stage("full-text query"):
+        text_hits = _text_candidates(chunks, parent_field, query)
+    with stage("waiting for the embedding"):
+        vector_literal = vector.result()
+    with stage("vector query"):
+        vector_hits = _vector_candidates(chunks, parent_field, vector_literal, exact)
     fused = _reciprocal_rank_fusion([vector_hits, text_hits])[:limit]
-    winners = _winning_parents(chunks.model, parent_field, [chunk_id for _, chunk_id, _ in fused])
+    with stage("winners"):
+        chunk_ids = [chunk_id for _, chunk_id, _ in fused]
+        winners = _winning_parents(chunks.model, parent_field, chunk_ids)
     return [RankedParent(winners[chunk_id], score, winners[chunk_id].winning_text)
             for _, chunk_id, score in fused]  # fmt: skip
 
