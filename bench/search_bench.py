@@ -299,7 +299,7 @@ def check_selector_exact_path(active: DatasetVersion) -> str:
 
     literal = embeddings.embed_query_literal("database connection pool exhausted")
     with connection.execute_wrapper(record):
-        _vector_candidates(chunks, "incident", literal, small)
+        _vector_candidates(chunks, "incident", literal, small, _scope_where(chunks))
     scans = scans_of_chunks(explain(*statements[-1], analyze=False))
     if not small or any("hnsw" in scan for scan in scans):
         sys.exit(f"search bench: the selector's exact path reached the HNSW index: {scans}")
