@@ -399,9 +399,12 @@ def report_stages(calls: list[Call]) -> None:
     whole = [c.ms for c in calls]
     embedding = p50(ms("query embedding"))
     print(f"HNSW whole call by stage, medians over {len(calls)} calls (ms):")
-    print(f"  {'query embedding (pool thread, beside the full-text query)':58} {embedding:6.2f}")
+    beside = "query embedding (pool thread, beside the full-text query)"
+    print(f"  {beside:58} {embedding:6.2f}")
     for name in CALL_STAGES:
         print(f"  {name:58} {p50(ms(name)):6.2f}")
+        if name == "full-text query":  # the lexeme query is inside it
+            print(f"  {'  of which the lexeme query':58} {p50(ms('lexeme query')):6.2f}")
     print(f"  {'Python overhead (the rest of the call)':58} {p50(rest):6.2f}")
     print(f"  {'whole call':58} {p50(whole):6.2f}")
     floor, tail = embedding + FLOOR_MARGIN_MS, percentile(whole, 0.95)

@@ -183,7 +183,7 @@ _term_stats_cache: dict[str, tuple[float, dict[str, int]]] = {}
 def _lexemes(text: str) -> tuple[str, ...]:
     """The question's words as PostgreSQL stems them; one question is often
     searched twice (incidents and knowledge), and questions repeat."""
-    with connection.cursor() as cursor:
+    with stage("lexeme query"), connection.cursor() as cursor:
         cursor.execute(
             "SELECT plainto_tsquery(%s::regconfig, %s)::text", [TEXT_SEARCH_CONFIG, text]
         )
