@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.selectors import _vector_candidates, incident_search_similar
+from incidents.selectors import _scope_where, _vector_candidates, incident_search_similar
 from incidents.services import incident_import_file
 from tests.factories import incident_row
 
@@ -59,7 +59,9 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
     """The selector's own query: the index is on half-precision vectors, so a
     query with any other distance expression would scan the whole table."""
     with CaptureQueriesContext(connection) as captured:
-        _vector_candidates(IncidentChunk.objects.all(), "incident", str([0.05] * 384), exact=False)
+        chunks = IncidentChunk.objects.all()
+        vector = str([0.05] * 384)
+        _vector_candidates(chunks, "incident", vector, exact=False, scope=_scope_where(chunks))
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan
         # the planner picks on a real-sized table.
