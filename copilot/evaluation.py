@@ -23,8 +23,9 @@ from copilot.chat_models.offline.router import Route, understand
 from copilot.chat_models.offline.state import ConversationState
 from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
 from copilot.models import Conversation, GoldenExample
+from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
-from copilot.services import conversation_create, conversation_reply
+from copilot.services import conversation_create
 from copilot.tools import ToolContext, cited_ids_in
 from incidents import selectors as incident_selectors
 from incidents.importers import read_rows

@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from copilot.models import AgentRun, Conversation, Message
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from incidents.services import incident_import_file
 from tests.factories import MessageFactory, UserFactory, incident_row
 
