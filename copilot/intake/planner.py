@@ -83,7 +83,7 @@ def classify(
 def online_model() -> ChatModel | None:
     if not settings.OPENAI_API_KEY:
         return None
-    from copilot.chat_models.openai_compat import OpenAIChatModel
+    from copilot.chat_models.openai_compat import OpenAIChatModel  # deferred: only when online
 
     return OpenAIChatModel.from_settings()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from copilot.intake import rules
+from copilot.tickets.services import ticket_url
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -70,8 +71,6 @@ def intake_payload(ctx: IntakeContext) -> dict[str, Any]:
 def ticket_info(ctx: IntakeContext) -> dict[str, Any] | None:
     if ctx.ticket is None:
         return None
-    from copilot.tickets.services import ticket_url
-
     return {
         "key": ctx.ticket.key,
         "url": ticket_url(ctx.ticket),

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from copilot.intake import rules
 from copilot.models import Conversation, Decision, Ticket
 from copilot.tickets.selectors import ticket_list_open_for_service
+from copilot.tickets.services import ticket_url
 from incidents.selectors import content_words, incident_scope
 
 DUPLICATE_WINDOW_DAYS = 2  # an open problem older than this is a new incident, not a repeat
@@ -83,8 +84,6 @@ def _recent_incident_duplicate(
 
 
 def _ticket_duplicate(ticket: Ticket, reason: str) -> dict[str, Any]:
-    from copilot.tickets.services import ticket_url
-
     return {
         "incident_id": ticket.incident_id,
         "title": ticket.title,
