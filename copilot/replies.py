@@ -20,7 +20,7 @@ from copilot import agent, selectors, services
 from copilot.chat_models.base import ChatModel
 from copilot.events import DoneEvent, ErrorEvent, Event, ToolResultEvent
 from copilot.intake import services as intake_services
-from copilot.intake.rules import INTAKE_KINDS
+from copilot.intake.state import INTAKE_KINDS, TurnKind
 from copilot.models import Conversation
 from copilot.tools import ToolContext
 from incidentdesk.errors import (
@@ -151,7 +151,7 @@ def intake_report(
 
 
 def _answered(
-    *, conversation: Conversation, user: AbstractBaseUser, text: str, kind: str
+    *, conversation: Conversation, user: AbstractBaseUser, text: str, kind: TurnKind
 ) -> IntakeResult:
     """A question or a greeting sent to intake, answered by the copilot instead."""
     payload: dict[str, Any] = {

@@ -17,6 +17,7 @@ from django.utils import timezone
 from copilot.events import Event
 from copilot.intake import media, planner, rules
 from copilot.intake.selectors import intake_state
+from copilot.intake.state import IntakeState, TurnKind
 from copilot.models import Conversation, Decision, Ticket, TicketComment
 from copilot.selectors import agent_run_is_active
 from copilot.services import RUN_STALE_AFTER
@@ -37,7 +38,7 @@ MAX_TEXT_CHARS = 8000
 # --- entry points -------------------------------------------------------------------
 
 
-def turn_kind(conversation: Conversation, text: str, has_image: bool) -> str:
+def turn_kind(conversation: Conversation, text: str, has_image: bool) -> TurnKind:
     """new_incident, add_comment, ask_summary or query_past (the agent's)."""
     state = intake_state(conversation)
     return planner.classify(text=text, has_image=has_image, state=state).kind
@@ -84,7 +85,7 @@ def _check_text(text: str, *, has_attachment: bool) -> None:
 # --- state ----------------------------------------------------------------------------
 
 
-def conversation_intake_state_set(*, conversation: Conversation, state: dict[str, Any]) -> None:
+def conversation_intake_state_set(*, conversation: Conversation, state: IntakeState) -> None:
     """Replace `state["intake"]` only, under a row lock: the agent keeps its own keys there."""
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
