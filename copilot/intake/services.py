@@ -86,7 +86,7 @@ def _check_text(text: str, *, has_attachment: bool) -> None:
 
 
 def conversation_intake_state_set(*, conversation: Conversation, state: IntakeState) -> None:
-    """Replace `state["intake"]` only, under a row lock: the agent keeps its own keys there."""
+    """Replace `state["intake"]` only, under a row lock: other keys are left as they are."""
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         locked.state = {**(locked.state or {}), "intake": state}
