@@ -297,7 +297,7 @@ class Wording:
 class Tool:
     """Everything about one tool, in one place: the agent offers and runs it from
     here, the offline engine and the evaluation take its default limit, and the
-    chat page learns from `card` whether to draw its result (`copilot_tool_cards`).
+    chat page learns from `card` whether to draw its result (`search_tools`).
 
     The description for the model is the runner's docstring.
     """
@@ -428,9 +428,10 @@ def default_limit(name: str) -> int:
     return limit
 
 
-def card_tools() -> list[str]:
-    """The tools whose results the chat page draws as cards (the rest cite)."""
-    return [name for name, tool in TOOLS.items() if tool.card]
+def search_tools() -> list[str]:
+    """The tools whose results the chat page does not draw (their answers cite them);
+    the page reads them from `data-search-tools` (copilot/templatetags/tool_tags.py)."""
+    return [name for name, tool in TOOLS.items() if not tool.card]
 
 
 # --- what the agent says about each tool -------------------------------------------------
