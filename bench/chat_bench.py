@@ -5,7 +5,7 @@ Loads 10k active incidents (30k in three versions of one dataset, one
 active, built as bench/search_bench.py builds them: real eval texts with
 perturbed real embeddings, by COPY) and the eval knowledge documents, then
 asks every dev question (each turn of the multi-turn ones in one
-conversation) through `copilot.services.conversation_reply`, as the
+conversation) through `copilot.replies.conversation_reply`, as the
 websocket and the API do: the user's message stored, golden examples looked
 up, tools run and traced, the answer written, citations checked, every
 message stored. Prints p50/p95 to the first event and to `done`.
@@ -29,7 +29,8 @@ from copilot.chat_models.offline import intents
 from copilot.chat_models.offline.intents import intent_model
 from copilot.events import DoneEvent
 from copilot.models import Conversation
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from incidents.models import Dataset, DatasetVersion
 from incidents.selectors import forget_cached_scopes
 from knowledge.services import knowledge_import_file

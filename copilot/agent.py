@@ -108,7 +108,7 @@ def reply(
     model: ChatModel | None = None,
     context: ToolContext | None = None,
 ) -> Iterator[Event]:
-    """Answer `text` in `conversation`; see copilot.services.conversation_reply."""
+    """Answer `text` in `conversation`; see copilot.replies.conversation_reply."""
     return _Run(conversation, model or configured_model(), context or ToolContext()).events(text)
 
 

@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import close_old_connections
 
-from copilot import selectors, services, streaming
+from copilot import replies, selectors, streaming
 from copilot.events import ErrorEvent
 from incidentdesk.errors import (
     ConflictError,
@@ -248,7 +248,7 @@ def answer_question(
                 conversation_id=conversation_id, user=user
             )
             relay = listeners_checker(conversation_id=conversation.pk, listening=listening)
-            events = services.conversation_reply(conversation=conversation, user=user, text=text)
+            events = replies.conversation_reply(conversation=conversation, user=user, text=text)
             for event in streaming.merged_tokens(events):
                 post(event.to_message(), relay())
     except IncidentDeskError as exc:

@@ -1,4 +1,9 @@
-"""The chat websocket: one browser tab talking to one conversation (STYLE rule 9)."""
+"""The chat websocket: one browser tab talking to one conversation.
+
+Async, departing from STYLE rule 9's sync consumer: answers run on a small
+shared thread pool (`asking.answer_question`), so an open socket holds no
+thread (bench/ws_bench.py). No prompts, clients or queries live here.
+"""
 
 from __future__ import annotations
 

@@ -23,9 +23,10 @@ from copilot.chat_models.offline.router import Route, understand
 from copilot.chat_models.offline.state import ConversationState
 from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
 from copilot.models import Conversation, GoldenExample
+from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
-from copilot.services import conversation_create, conversation_reply
-from copilot.tools import ToolContext, cited_ids_in
+from copilot.services import conversation_create
+from copilot.tools import TOOLS, ToolContext, cited_ids_in
 from incidents import selectors as incident_selectors
 from incidents.importers import read_rows
 from incidents.models import Dataset, DatasetVersion
@@ -106,37 +107,53 @@ def run_tool(
     args = dict(decision.arguments)
     if limit is not None and "limit" in args:
         args["limit"] = limit
+    args = _defaults(decision.tool) | args
+    # The selector each tool wraps, on the pinned corpus, with the tool's own defaults.
     runners: dict[str, Callable[[], Iterable[str]]] = {
         "lookup_incident_by_id": lambda: _ids_of_lookup(args, corpus),
         "search_similar_incidents": lambda: (
             h.incident.incident_id
             for h in incident_selectors.search_similar_incidents(
-                args["query"], args.get("limit", 5), now=today, version=corpus.incidents
+                args["query"],
+                args["limit"],
+                now=today,
+                version=corpus.incidents,
             ).hits
         ),
         "get_incidents_by_application": lambda: (
             i.incident_id
             for i in incident_selectors.get_incidents_by_application(
-                args["app_name"], args.get("limit", 5), version=corpus.incidents
+                args["app_name"],
+                args["limit"],
+                version=corpus.incidents,
             ).incidents
         ),
         "get_recent_incidents": lambda: (
             i.incident_id
             for i in incident_selectors.get_recent_incidents(
-                args.get("days", 7), args.get("limit", 10), now=today, version=corpus.incidents
+                args["days"],
+                args["limit"],
+                now=today,
+                version=corpus.incidents,
             )
         ),
         "search_knowledge": lambda: (
             h.document.doc_id
             for h in knowledge_selectors.search_knowledge(
                 args["query"],
-                args.get("limit", 10),
+                args["limit"],
                 args.get("type_filter"),
                 version=corpus.knowledge,
             ).hits
         ),
     }
     return list(runners[decision.tool]())
+
+
+def _defaults(tool: str) -> dict[str, Any]:
+    """The arguments tool `tool` fills in when a call leaves them out (its schema's defaults)."""
+    parameters = TOOLS[tool].parameters
+    return {name: spec["default"] for name, spec in parameters.items() if "default" in spec}
 
 
 def _ids_of_lookup(args: dict[str, Any], corpus: Corpus) -> list[str]:

@@ -62,9 +62,11 @@ class GoldenExample(models.Model):
 class Conversation(models.Model):
     """One chat thread of one user; the agent's memory for follow-ups.
 
-    `state` holds short-term memory that is not a message: the incidents the
-    last answers were about (for "what was the mitigation?"), and for intake
-    the current incident and ticket.
+    `state` holds what intake remembers between turns, under `"intake"`
+    (the current incident, its ticket and a pending proposal; shape in
+    `copilot.intake.state.IntakeState`). The agent keeps nothing here: what
+    the last answers were about (for "what was the mitigation?") is rebuilt
+    from the stored messages on every turn (`copilot.chat_models.offline.state`).
 
     Deleting sets `deleted_at` (hidden from the owner everywhere, undo clears
     it); `purge_conversations` removes rows deleted longer ago than

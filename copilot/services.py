@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,14 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from copilot import selectors
-from copilot.chat_models.base import ChatModel
-from copilot.events import DoneEvent, ErrorEvent, Event
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
-from copilot.selectors import agent_run_is_active
-from copilot.tools import ToolContext, ToolResult
+from copilot.tools import ToolResult
 from incidentdesk.db import rows_insert
 from incidentdesk.embeddings import embed_texts
-from incidentdesk.errors import ConflictError, NotFoundError, UnavailableError, ValidationError
+from incidentdesk.errors import NotFoundError, ValidationError
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text
 
@@ -46,7 +43,7 @@ def golden_example_embed(*, example: GoldenExample) -> GoldenExample:
 
 def golden_example_save(*, example: GoldenExample) -> GoldenExample:
     """Validate and save; embedding follows in the background when needed."""
-    from copilot.tasks import golden_example_embed_task
+    from copilot.tasks import golden_example_embed_task  # a real cycle: tasks call these services
 
     example.full_clean()
     example.save()
@@ -102,7 +99,6 @@ def _golden_upsert(
 # --- conversations ---------------------------------------------------------------
 
 TITLE_MAX_CHARS = 200
-QUESTION_MAX_CHARS = 8000
 # A run still marked running after this long was cut off (a crash, a restart):
 # it no longer blocks new questions in its conversation.
 RUN_STALE_AFTER = dt.timedelta(minutes=10)
@@ -196,55 +192,6 @@ def agent_run_cancel(*, conversation: Conversation, user: AbstractBaseUser) -> i
     return AgentRun.objects.filter(
         conversation=conversation, status=AgentRun.Status.RUNNING
     ).update(cancel_requested=True)
-
-
-# --- the copilot's answer --------------------------------------------------------
-
-
-def conversation_reply(
-    *,
-    conversation: Conversation,
-    user: AbstractBaseUser,
-    text: str,
-    model: ChatModel | None = None,
-    context: ToolContext | None = None,
-    image: bytes | None = None,
-) -> Iterator[Event]:
-    """Answer `text` in `conversation`, yielding DESIGN's events as they happen.
-
-    The user's message is stored before the model is called; the tool
-    steps before the agent waits on a model over the network (offline: with
-    the answer), and always when the run ends, stopped or failed, so
-    nothing sent is lost.
-    `model` defaults to the configured one (offline without OPENAI_API_KEY);
-    `context` pins "now" and dataset versions (the evaluation uses it).
-    New incident reports and their follow-ups (`image`: a screenshot) go to
-    intake; questions about past incidents go to the agent.
-    """
-    from copilot import agent
-    from copilot.intake.rules import INTAKE_KINDS
-    from copilot.intake.services import intake_reply, turn_kind
-
-    _check_owner(conversation, user)
-    question = _checked_question(text, screenshot=image is not None)
-    if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
-        raise ConflictError("An answer is still being written in this conversation.")
-    # Questions and small talk go to the agent, whose model answers a greeting
-    # without tools; reports (a screenshot is one) and their follow-ups run intake.
-    if turn_kind(conversation, question, image is not None) in INTAKE_KINDS:
-        return intake_reply(conversation=conversation, user=user, text=question, image=image)
-    return agent.reply(conversation=conversation, text=question, model=model, context=context)
-
-
-def _checked_question(text: str, *, screenshot: bool = False) -> str:
-    """The question, stripped; a screenshot may come without words."""
-    if not isinstance(text, str) or (not text.strip() and not screenshot):
-        raise ValidationError("The question is empty.", {"text": "required"})
-    if len(text) > QUESTION_MAX_CHARS:
-        raise ValidationError(
-            f"The question is longer than {QUESTION_MAX_CHARS} characters.", {"text": "too long"}
-        )
-    return text.strip()
 
 
 # --- what the agent loop writes --------------------------------------------------
@@ -356,33 +303,9 @@ def conversation_for_question(
     *, user: AbstractBaseUser, conversation_id: int | None = None
 ) -> Conversation:
     """The user's conversation to ask in, or a new one; NotFoundError for anyone else's."""
-    from copilot.selectors import conversation_get_for_user
-
     if conversation_id is None:
         return conversation_create(owner=user)
-    return conversation_get_for_user(conversation_id=conversation_id, user=user)
-
-
-def conversation_answer(
-    *, conversation: Conversation, user: AbstractBaseUser, text: str
-) -> DoneEvent:
-    """The whole answer at once: the `done` event of `conversation_reply`.
-
-    The stream is always read to its end (stopping early would record the
-    run as cancelled). An answer that ends in an error event raises it.
-    """
-    done: DoneEvent | None = None
-    error: ErrorEvent | None = None
-    for event in conversation_reply(conversation=conversation, user=user, text=text):
-        if isinstance(event, DoneEvent):
-            done = event
-        elif isinstance(event, ErrorEvent):
-            error = event
-    if done is not None:
-        return done
-    if error is not None and error.code == "cancelled":
-        raise ConflictError(error.message, {"code": error.code})
-    raise UnavailableError(error.message if error else "The copilot did not answer.")
+    return selectors.conversation_get_for_user(conversation_id=conversation_id, user=user)
 
 
 def golden_example_create(

@@ -277,62 +277,7 @@ def _hours(arguments: dict[str, Any]) -> float:
 
 # --- registry ---------------------------------------------------------------------------
 
-Tool = Callable[[dict[str, Any], ToolContext], ToolResult]
-
-TOOLS: dict[str, Tool] = {
-    "lookup_incident_by_id": lookup_incident_by_id,
-    "search_similar_incidents": search_similar_incidents,
-    "get_incidents_by_application": get_incidents_by_application,
-    "get_recent_incidents": get_recent_incidents,
-    "search_knowledge": search_knowledge,
-    "search_logs": search_logs,
-}
-
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
-
-
-def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
-    """A value or a list of them (DESIGN's filters take either)."""
-    return {"anyOf": [item, {"type": "array", "items": item, "maxItems": MAX_FILTER_VALUES}]}
-
-
-PARAMETERS: dict[str, dict[str, Any]] = {
-    "lookup_incident_by_id": {"incident_id": {"type": "string"}},
-    "search_similar_incidents": {"query": {"type": "string"}, "limit": _LIMIT | {"default": 5}},
-    "get_incidents_by_application": {
-        "app_name": {"type": "string"},
-        "limit": _LIMIT | {"default": 5},
-    },
-    "get_recent_incidents": {
-        "days": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 7},
-        "limit": _LIMIT | {"default": 10},
-    },
-    "search_knowledge": {
-        "query": {"type": "string"},
-        "limit": _LIMIT | {"default": 10},
-        "type_filter": _one_or_many({"type": "string", "enum": list(knowledge_selectors.TYPES)}),
-        "service_filter": _one_or_many({"type": "string"}),
-        "tag_filter": _one_or_many({"type": "string"}),
-    },
-    "search_logs": {
-        "service": {"type": "string"},
-        "query": {"type": "string"},
-        "time_range": {"type": "string", "default": "1h"},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LOG_LINES, "default": 50},
-    },
-}
-REQUIRED = {
-    "lookup_incident_by_id": ["incident_id"],
-    "search_similar_incidents": ["query"],
-    "get_incidents_by_application": ["app_name"],
-    "get_recent_incidents": [],
-    "search_knowledge": [],
-    "search_logs": ["service"],
-}
-
-
-# --- what the agent says about each tool -------------------------------------------------
-
+Runner = Callable[[dict[str, Any], ToolContext], ToolResult]
 TOOL_ERROR_PREFIX = "An error occurred while "
 
 
@@ -348,46 +293,149 @@ class Wording:
     broader: str = ""  # said when the tool had to widen its search
 
 
-WORDING: dict[str, Wording] = {
-    "lookup_incident_by_id": Wording(
-        activity="looking up the incident",
-        before="Searching for {incident_id}...",
-        found="Found incident {first}",
-        nothing="No incident found with ID {incident_id}",
+@dataclass(frozen=True)
+class Tool:
+    """Everything about one tool, in one place: the agent offers and runs it from
+    here, the offline engine and the evaluation take its default limit, and the
+    chat page learns from `card` whether to draw its result (`search_tools`).
+
+    The description for the model is the runner's docstring.
+    """
+
+    name: str
+    runner: Runner
+    parameters: dict[str, Any]  # JSON Schema properties
+    required: tuple[str, ...]
+    wording: Wording
+    card: bool = False  # the page draws the result; search results show as citations instead
+
+    @property
+    def default_limit(self) -> int | None:
+        """The `limit` a call without one gets (None: the tool takes no limit)."""
+        limit = self.parameters.get("limit")
+        return int(limit["default"]) if limit else None
+
+
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
+
+
+def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
+    """A value or a list of them (DESIGN's filters take either)."""
+    return {"anyOf": [item, {"type": "array", "items": item, "maxItems": MAX_FILTER_VALUES}]}
+
+
+_REGISTRY = (
+    Tool(
+        name="lookup_incident_by_id",
+        runner=lookup_incident_by_id,
+        parameters={"incident_id": {"type": "string"}},
+        required=("incident_id",),
+        wording=Wording(
+            activity="looking up the incident",
+            before="Searching for {incident_id}...",
+            found="Found incident {first}",
+            nothing="No incident found with ID {incident_id}",
+        ),
     ),
-    "search_similar_incidents": Wording(
-        activity="searching incidents",
-        before="Searching for Similar Incidents...",
-        found="Found {n} relevant incidents...",
-        nothing="No similar incidents found",
-        broader="Expanding search...",
+    Tool(
+        name="search_similar_incidents",
+        runner=search_similar_incidents,
+        parameters={"query": {"type": "string"}, "limit": _LIMIT | {"default": 5}},
+        required=("query",),
+        wording=Wording(
+            activity="searching incidents",
+            before="Searching for Similar Incidents...",
+            found="Found {n} relevant incidents...",
+            nothing="No similar incidents found",
+            broader="Expanding search...",
+        ),
     ),
-    "get_incidents_by_application": Wording(
-        activity="listing the application's incidents",
-        before="Searching incidents for {app_name}...",
-        found="Found {n} incidents for {app_name}...",
-        nothing="No incidents found for {app_name}",
-        broader="Trying broader search...",
+    Tool(
+        name="get_incidents_by_application",
+        runner=get_incidents_by_application,
+        parameters={"app_name": {"type": "string"}, "limit": _LIMIT | {"default": 5}},
+        required=("app_name",),
+        wording=Wording(
+            activity="listing the application's incidents",
+            before="Searching incidents for {app_name}...",
+            found="Found {n} incidents for {app_name}...",
+            nothing="No incidents found for {app_name}",
+            broader="Trying broader search...",
+        ),
     ),
-    "get_recent_incidents": Wording(
-        activity="listing recent incidents",
-        before="Searching incidents from the last {days} days...",
-        found="Found {n} incidents from the last {days} days...",
-        nothing="No incidents found from the last {days} days",
+    Tool(
+        name="get_recent_incidents",
+        runner=get_recent_incidents,
+        parameters={
+            "days": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 7},
+            "limit": _LIMIT | {"default": 10},
+        },
+        required=(),
+        wording=Wording(
+            activity="listing recent incidents",
+            before="Searching incidents from the last {days} days...",
+            found="Found {n} incidents from the last {days} days...",
+            nothing="No incidents found from the last {days} days",
+        ),
     ),
-    "search_knowledge": Wording(
-        activity="searching the knowledge base",
-        before="Searching runbooks and known issues...",
-        found="Found {n} relevant documents...",
-        nothing="No matching documents found",
+    Tool(
+        name="search_knowledge",
+        runner=search_knowledge,
+        parameters={
+            "query": {"type": "string"},
+            "limit": _LIMIT | {"default": 10},
+            "type_filter": _one_or_many(
+                {"type": "string", "enum": list(knowledge_selectors.TYPES)}
+            ),
+            "service_filter": _one_or_many({"type": "string"}),
+            "tag_filter": _one_or_many({"type": "string"}),
+        },
+        required=(),
+        wording=Wording(
+            activity="searching the knowledge base",
+            before="Searching runbooks and known issues...",
+            found="Found {n} relevant documents...",
+            nothing="No matching documents found",
+        ),
     ),
-    "search_logs": Wording(
-        activity="searching logs",
-        before="Searching logs of {service}...",
-        found="Found {n} log lines...",
-        nothing="No log lines found",
+    Tool(
+        name="search_logs",
+        runner=search_logs,
+        parameters={
+            "service": {"type": "string"},
+            "query": {"type": "string"},
+            "time_range": {"type": "string", "default": "1h"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LOG_LINES, "default": 50},
+        },
+        required=("service",),
+        wording=Wording(
+            activity="searching logs",
+            before="Searching logs of {service}...",
+            found="Found {n} log lines...",
+            nothing="No log lines found",
+        ),
+        card=True,
     ),
-}
+)
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in _REGISTRY}
+
+
+def default_limit(name: str) -> int:
+    """The `limit` tool `name` uses when a call gives none."""
+    limit = TOOLS[name].default_limit
+    if limit is None:
+        raise KeyError(f"{name} takes no limit")
+    return limit
+
+
+def search_tools() -> list[str]:
+    """The tools whose results the chat page does not draw (their answers cite them);
+    the page reads them from `data-search-tools` (copilot/templatetags/tool_tags.py)."""
+    return [name for name, tool in TOOLS.items() if not tool.card]
+
+
+# --- what the agent says about each tool -------------------------------------------------
+
 _DEFAULT_ARGUMENTS = {
     "incident_id": "the incident", "app_name": "the application", "days": 7,
     "service": "the service",
@@ -396,16 +444,17 @@ _DEFAULT_ARGUMENTS = {
 
 def status_before(name: str, arguments: dict[str, Any]) -> str:
     """What the agent is about to do."""
-    wording = WORDING.get(name)
-    return _format(wording.before, arguments) if wording else f"Running {name}..."
+    tool = TOOLS.get(name)
+    return _format(tool.wording.before, arguments) if tool else f"Running {name}..."
 
 
 def statuses_after(name: str, arguments: dict[str, Any], result: ToolResult) -> list[str]:
     """What it found: a wider search first when there was one, then the count.
     A call the model must fix says nothing; a failure says what failed."""
-    wording = WORDING.get(name)
-    if wording is None or (result.error and not result.error.startswith(TOOL_ERROR_PREFIX)):
+    tool = TOOLS.get(name)
+    if tool is None or (result.error and not result.error.startswith(TOOL_ERROR_PREFIX)):
         return []
+    wording = tool.wording
     if result.error:
         return [f"{TOOL_ERROR_PREFIX}{wording.activity}"]
     first = result.ids[0] if result.ids else ""
@@ -426,16 +475,16 @@ def tool_specs() -> list[dict[str, Any]]:
             "type": "function",
             "function": {
                 "name": name,
-                "description": inspect.cleandoc(function.__doc__ or ""),
+                "description": inspect.cleandoc(tool.runner.__doc__ or ""),
                 "parameters": {
                     "type": "object",
-                    "properties": PARAMETERS[name],
-                    "required": REQUIRED[name],
+                    "properties": tool.parameters,
+                    "required": list(tool.required),
                     "additionalProperties": False,
                 },
             },
         }
-        for name, function in TOOLS.items()
+        for name, tool in TOOLS.items()
         if name in offered_tools()
     ]
 
@@ -467,7 +516,7 @@ def run_tool(name: str, raw_arguments: str, context: ToolContext) -> ToolResult:
         return ToolResult(f"Error: {error}", error=error)
     try:
         with _undone_on_error():
-            return tool(parse_arguments(raw_arguments), context)
+            return tool.runner(parse_arguments(raw_arguments), context)
     except ToolArgumentError as exc:
         error = f"{name}: {exc}."
         return ToolResult(f"Error: {error} Fix the arguments and call it again.", error=error)
@@ -479,7 +528,7 @@ def run_tool(name: str, raw_arguments: str, context: ToolContext) -> ToolResult:
 def tool_failure(name: str, exc: BaseException) -> ToolResult:
     """DESIGN's "An error occurred while ..." result, with the cause's first line."""
     cause = (str(exc).strip().splitlines() or [""])[0][:300]
-    error = f"{TOOL_ERROR_PREFIX}{WORDING[name].activity}: {type(exc).__name__}" + (
+    error = f"{TOOL_ERROR_PREFIX}{TOOLS[name].wording.activity}: {type(exc).__name__}" + (
         f": {cause}" if cause else ""
     )
     return ToolResult(

@@ -369,7 +369,6 @@ USE_TZ = True
 # --- embeddings and the copilot -------------------------------------------------
 
 EMBEDDINGS = env_choice("EMBEDDINGS", "local", ("local", "openai"))
-EMBEDDING_DIMENSIONS = 384
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)  # 0: onnxruntime decides
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")

@@ -13,11 +13,14 @@ from django.db.models import Q
 from django.db.models.functions import Cast
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
+from incidentdesk.embeddings import DIMENSIONS
+
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
 
-EMBEDDING_DIMENSIONS = 384
+# The columns' size is the embedders' one (defined once, in incidentdesk.embeddings).
+EMBEDDING_DIMENSIONS = DIMENSIONS
 # Full-text configuration for every tsvector and tsquery in the project.
 TEXT_SEARCH_CONFIG = "english"
 

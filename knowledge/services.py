@@ -88,7 +88,7 @@ def knowledge_document_reembed(*, document: KnowledgeDocument) -> int:
 
 def knowledge_document_update(*, document: KnowledgeDocument) -> KnowledgeDocument:
     """Save an edited document and re-embed it in the background."""
-    from knowledge.tasks import knowledge_document_embed
+    from knowledge.tasks import knowledge_document_embed  # a real cycle: tasks call services
 
     document.full_clean()
     document.save()

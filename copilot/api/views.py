@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from copilot import selectors, services
+from copilot import replies, selectors, services
 from copilot.api.serializers import (
     ConversationDetailSerializer,
     ConversationSerializer,
@@ -314,7 +314,7 @@ class ChatApi(APIView):
         conversation_id = serializers.IntegerField(
             required=False, allow_null=True, min_value=1, help_text="Default: a new conversation."
         )
-        message = serializers.CharField(max_length=services.QUESTION_MAX_CHARS)
+        message = serializers.CharField(max_length=replies.QUESTION_MAX_CHARS)
 
         class Meta:
             ref_name = "ChatRequest"
@@ -361,11 +361,11 @@ class ChatApi(APIView):
         )
         user = current_user(request)
         if isinstance(request.accepted_renderer, EventStreamRenderer):
-            events = services.conversation_reply(
+            events = replies.conversation_reply(
                 conversation=conversation, user=user, text=data.validated_data["message"]
             )
             return event_stream_response(request, events)
-        done = services.conversation_answer(
+        done = replies.conversation_answer(
             conversation=conversation, user=user, text=data.validated_data["message"]
         )
         return Response(self.OutputSerializer(done).data)

@@ -182,7 +182,7 @@ class OpenAIChatModel:
     def _open(
         self, messages: list[ChatMessage], tools: list[ToolSpec]
     ) -> Stream[ChatCompletionChunk]:
-        from openai import omit
+        from openai import omit  # deferred, as in `from_settings`: offline never pays
 
         return self._client.chat.completions.create(
             model=self.name,
@@ -211,7 +211,7 @@ class OpenAIChatModel:
 
 
 def _problem_from(exc: Exception, timeout: float) -> _Problem:
-    import openai
+    import openai  # deferred, as in `from_settings`: offline never pays
 
     if isinstance(exc, openai.APIStatusError):
         return _status_problem(exc.status_code, exc.response.headers.get("retry-after"))
@@ -256,6 +256,6 @@ def _give_up_message(problem: _Problem, attempt: int) -> str:
 
 
 def _is_api_error(exc: Exception) -> bool:
-    import openai
+    import openai  # deferred, as in `from_settings`: offline never pays
 
     return isinstance(exc, openai.APIError)

@@ -18,7 +18,8 @@ from rest_framework.views import APIView
 
 from copilot import selectors, services
 from copilot.intake import media
-from copilot.intake.services import MAX_TEXT_CHARS, intake_report
+from copilot.intake.services import MAX_TEXT_CHARS
+from copilot.replies import intake_report
 from incidentdesk.api.auth import current_user
 
 INTAKE = ["incident intake"]

@@ -30,6 +30,7 @@ from copilot.intake import media, planner, rendering
 from copilot.intake import services as intake_services
 from copilot.intake.planner import Step
 from copilot.intake.selectors import intake_state
+from copilot.intake.state import TurnKind
 from copilot.intake.steps import STEPS, IntakeContext, StepRecord
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.steplog import step_log
@@ -108,7 +109,7 @@ class IntakeRun:
         state = intake_state(self.conversation)
         plan = planner.plan_turn(text=text, has_image=self.screenshot is not None, state=state)
         if _is_new_report(plan):
-            state.update(proposal=None, ticket=None)  # a new incident starts with neither
+            state["proposal"], state["ticket"] = None, None  # a new incident starts with neither
         ctx = IntakeContext(
             conversation=self.conversation,
             user=self.user,
@@ -218,7 +219,7 @@ def run_step(step: Step, ctx: IntakeContext) -> StepRecord:
 
 
 def _is_new_report(plan: planner.Plan) -> bool:
-    return plan.kind == "new_incident" and not plan.decision.confirms
+    return plan.kind == TurnKind.NEW_INCIDENT and not plan.decision.confirms
 
 
 def _save_state(ctx: IntakeContext) -> None:

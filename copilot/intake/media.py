@@ -132,7 +132,7 @@ def _decode(data: bytes) -> None:
 
 def screenshot_ocr(shot: Screenshot) -> str:
     """The screenshot's text by tesseract (offline): grey, scaled up, one pass."""
-    import pytesseract
+    import pytesseract  # deferred: only a screenshot needs it (it loads PIL)
 
     with Image.open(io.BytesIO(shot.data)) as image:
         grey = ImageOps.grayscale(image)
@@ -198,7 +198,7 @@ def voice_note_validate(*, data: bytes, name: str = "voice-note.webm") -> VoiceN
 
 def voice_note_transcribe(note: VoiceNote) -> str:
     """Text of the voice note from the OpenAI-compatible transcription endpoint."""
-    import openai
+    import openai  # deferred: importing openai takes about a second
 
     client = openai.OpenAI(
         api_key=settings.OPENAI_API_KEY,

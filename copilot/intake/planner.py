@@ -13,13 +13,13 @@ import logging
 import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
 
 from django.conf import settings
 
 from copilot.chat_models.base import ChatModel, ModelFailure, collect_text
 from copilot.chat_models.offline.intents import guess_intent
 from copilot.intake import rules
+from copilot.intake.state import INTAKE_KINDS, IntakeState, TurnKind
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class Step(StrEnum):
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str
+    kind: TurnKind
     steps: tuple[Step, ...]
     decision: rules.TurnDecision
 
@@ -62,7 +62,7 @@ _LABEL_RE = re.compile(r"\b(new_incident|query_past)\b")
 
 
 def classify(
-    *, text: str, has_image: bool, state: dict[str, Any], model: ChatModel | None = None
+    *, text: str, has_image: bool, state: IntakeState, model: ChatModel | None = None
 ) -> rules.TurnDecision:
     """The turn's kind: rules first; the online model only where the rules guess."""
     decision = rules.classify_turn(
@@ -83,7 +83,7 @@ def classify(
 def online_model() -> ChatModel | None:
     if not settings.OPENAI_API_KEY:
         return None
-    from copilot.chat_models.openai_compat import OpenAIChatModel
+    from copilot.chat_models.openai_compat import OpenAIChatModel  # deferred: only when online
 
     return OpenAIChatModel.from_settings()
 
@@ -102,14 +102,14 @@ def _model_decision(
     if failure is not None or found is None:
         logger.warning("intake classifier fell back to the rules: %s", failure or "no label")
         return fallback
-    return replace(fallback, kind=found.group(1), reason="the online model")
+    return replace(fallback, kind=TurnKind(found.group(1)), reason="the online model")
 
 
 def build_plan(decision: rules.TurnDecision, *, has_image: bool) -> Plan:
     """The steps for a turn; a confirmation only files (or comments on) the ticket."""
-    if decision.kind == rules.ADD_COMMENT:
+    if decision.kind == TurnKind.ADD_COMMENT:
         steps: tuple[Step, ...] = (Step.COMMENT_DRAFT, Step.TICKET_ADD_COMMENT)
-    elif decision.kind == rules.ASK_SUMMARY:
+    elif decision.kind == TurnKind.ASK_SUMMARY:
         steps = (Step.SUMMARY,)
     elif decision.confirms:
         steps = (Step.TICKET_CREATE,)
@@ -133,11 +133,11 @@ def _report_steps(has_image: bool) -> tuple[Step, ...]:
 
 
 def plan_turn(
-    *, text: str, has_image: bool, state: dict[str, Any], model: ChatModel | None = None
+    *, text: str, has_image: bool, state: IntakeState, model: ChatModel | None = None
 ) -> Plan:
     """The plan intake runs. Intake was chosen by the caller, so a turn the rules
     call query_past is handled as a report (the API's `POST /api/incident`)."""
     decision = classify(text=text, has_image=has_image, state=state, model=model)
-    if decision.kind not in rules.INTAKE_KINDS:
-        decision = replace(decision, kind=rules.NEW_INCIDENT, reason="sent to intake")
+    if decision.kind not in INTAKE_KINDS:
+        decision = replace(decision, kind=TurnKind.NEW_INCIDENT, reason="sent to intake")
     return build_plan(decision, has_image=has_image)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from copilot.intake import rules
+from copilot.intake.state import TurnKind
+from copilot.tickets.services import ticket_url
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -70,8 +71,6 @@ def intake_payload(ctx: IntakeContext) -> dict[str, Any]:
 def ticket_info(ctx: IntakeContext) -> dict[str, Any] | None:
     if ctx.ticket is None:
         return None
-    from copilot.tickets.services import ticket_url
-
     return {
         "key": ctx.ticket.key,
         "url": ticket_url(ctx.ticket),
@@ -95,9 +94,9 @@ def citations(ctx: IntakeContext) -> list[str]:
 
 
 def reply_text(ctx: IntakeContext) -> str:
-    if ctx.plan.kind == rules.ASK_SUMMARY:
+    if ctx.plan.kind == TurnKind.ASK_SUMMARY:
         parts = [_ledger_text(ctx)]
-    elif ctx.plan.kind == rules.ADD_COMMENT:
+    elif ctx.plan.kind == TurnKind.ADD_COMMENT:
         parts = [_comment_text(ctx)]
     elif ctx.plan.decision.confirms:
         parts = [_ticket_text(ctx)]
@@ -145,15 +144,16 @@ def _ticket_text(ctx: IntakeContext) -> str:
         verbs = {"created": "Filed", "existing": "Already filed", "commented": "Added this to"}
         verb = verbs.get(ctx.ticket_note, "Ticket")
         return f"{verb} {info['key']} ({info['status']}): {info['url']}"
-    proposal = ctx.state.get("proposal") or {}
-    if proposal.get("action") == "comment":
+    proposal = ctx.state.get("proposal")
+    action = proposal.get("action") if proposal else None
+    if proposal and action == "comment":
         duplicate = ctx.duplicate or {}
         return (
             f"This looks like {proposal['ticket_key']} ({duplicate.get('reason', 'open')}: "
             f'{duplicate.get("title", "")}). Reply "yes" to add this report to it as a '
             'comment, or "create a new ticket" to file a separate one.'
         )
-    if proposal.get("action") == "create":
+    if action == "create":
         return 'Shall I file a ticket? Reply "yes, file it".'
     return ""
 

@@ -12,16 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from copilot.chat_models.offline.intents import QUESTION_INTENTS, IntentGuess
+from copilot.intake.state import TurnKind
 from incidents import query_parsing as qp
 from incidents.parsing import UNICODE_DASHES, find_incident_ids
-
-NEW_INCIDENT = "new_incident"
-ADD_COMMENT = "add_comment"
-ASK_SUMMARY = "ask_summary"
-QUERY_PAST = "query_past"
-CHIT_CHAT = "chit_chat"
-TURN_KINDS = (NEW_INCIDENT, ADD_COMMENT, ASK_SUMMARY, QUERY_PAST, CHIT_CHAT)
-INTAKE_KINDS = frozenset({NEW_INCIDENT, ADD_COMMENT, ASK_SUMMARY})  # the rest go to the agent
 
 MAX_DESCRIPTION_CHARS = 4000
 MAX_TITLE_CHARS = 120
@@ -109,7 +102,7 @@ _QUESTION_START_RE = _any(
 class TurnDecision:
     """A turn's kind, and what the user asked of the ticket in their own words."""
 
-    kind: str
+    kind: TurnKind
     confirms: bool = False  # accepts the pending proposal ("yes, file it")
     wants_ticket: bool = False  # asked for a ticket ("... please file a ticket")
     new_ticket_anyway: bool = False  # "create a new ticket" despite a duplicate
@@ -145,11 +138,11 @@ def classify_turn(
     anyway = bool(_NEW_TICKET_ANYWAY_RE.search(text))
     confirms = ticket or (has_proposal and bool(_CONFIRM_RE.search(text)))
     if has_incident and confirms and not _looks_like_a_report(text):
-        return TurnDecision(NEW_INCIDENT, True, ticket, anyway, "confirms the proposal")
+        return TurnDecision(TurnKind.NEW_INCIDENT, True, ticket, anyway, "confirms the proposal")
     if find_incident_ids(text):
-        return TurnDecision(QUERY_PAST, reason="names a past incident")
+        return TurnDecision(TurnKind.QUERY_PAST, reason="names a past incident")
     if _EXPLICIT_REPORT_RE.search(text) or ticket:
-        return TurnDecision(NEW_INCIDENT, False, ticket, anyway, "reports an incident")
+        return TurnDecision(TurnKind.NEW_INCIDENT, False, ticket, anyway, "reports an incident")
     return _by_intent(text, guess, has_image=has_image, has_incident=has_incident, ticket=ticket)
 
 
@@ -166,22 +159,26 @@ def _by_intent(
     probabilities = turn_probabilities(guess)
     top = max(probabilities, key=lambda name: probabilities[name])
     if has_incident and _SUMMARY_RE.search(text):
-        return TurnDecision(ASK_SUMMARY, reason="asks for a summary")
+        return TurnDecision(TurnKind.ASK_SUMMARY, reason="asks for a summary")
     if has_incident and _COMMENT_RE.search(text):
-        return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
+        return TurnDecision(TurnKind.ADD_COMMENT, reason="adds to the current incident")
     if has_image and not is_question(text):
-        return TurnDecision(NEW_INCIDENT, False, ticket, False, "attaches a screenshot")
+        return TurnDecision(TurnKind.NEW_INCIDENT, False, ticket, False, "attaches a screenshot")
     if top == "decision_summary" and (has_incident or _DECISION_QUESTION_RE.search(text)):
         # Without an incident at hand only an explicit "what did we decide?" is
         # about this conversation's ledger; "what should we have had in place?" is not.
-        return TurnDecision(ASK_SUMMARY, reason="asks for the decisions")
+        return TurnDecision(TurnKind.ASK_SUMMARY, reason="asks for the decisions")
     if top == "comment" and has_incident and probabilities["comment"] >= COMMENT_SURE:
-        return TurnDecision(ADD_COMMENT, reason="adds to the current incident")
+        return TurnDecision(TurnKind.ADD_COMMENT, reason="adds to the current incident")
     if guess.is_greeting:
-        return TurnDecision(CHIT_CHAT, reason="a greeting or thanks")
+        return TurnDecision(TurnKind.CHIT_CHAT, reason="a greeting or thanks")
     if top in {"report", "question"} and _reads_as_ongoing(text):
-        return TurnDecision(NEW_INCIDENT, False, ticket, False, "describes something ongoing")
-    return TurnDecision(QUERY_PAST, reason=f"asks about past incidents ({guess.describe(2)})")
+        return TurnDecision(
+            TurnKind.NEW_INCIDENT, False, ticket, False, "describes something ongoing"
+        )
+    return TurnDecision(
+        TurnKind.QUERY_PAST, reason=f"asks about past incidents ({guess.describe(2)})"
+    )
 
 
 def _reads_as_ongoing(text: str) -> bool:

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 
 from copilot.intake import rules
+from copilot.intake.state import IntakeState
 from copilot.models import Conversation, Decision, Ticket
 from copilot.tickets.selectors import ticket_list_open_for_service
+from copilot.tickets.services import ticket_url
 from incidents.selectors import content_words, incident_scope
 
 DUPLICATE_WINDOW_DAYS = 2  # an open problem older than this is a new incident, not a repeat
 SAME_PROBLEM_OVERLAP = 0.3  # share of content words two reports must have in common
 
 
-def intake_state(conversation: Conversation) -> dict[str, Any]:
+def intake_state(conversation: Conversation) -> IntakeState:
     """The current incident, ticket and pending proposal (a copy: callers may edit it)."""
     state = conversation.state.get("intake") if isinstance(conversation.state, dict) else None
-    return dict(state) if isinstance(state, dict) else {}
+    return cast(IntakeState, dict(state)) if isinstance(state, dict) else {}
 
 
 def decision_list_for_conversation(*, conversation: Conversation) -> QuerySet[Decision]:
@@ -83,8 +85,6 @@ def _recent_incident_duplicate(
 
 
 def _ticket_duplicate(ticket: Ticket, reason: str) -> dict[str, Any]:
-    from copilot.tickets.services import ticket_url
-
     return {
         "incident_id": ticket.incident_id,
         "title": ticket.title,

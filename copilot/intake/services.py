@@ -2,29 +2,29 @@
 
 `intake_reply` answers a turn the planner routes to intake (a new report, a
 comment, "what did we decide?"); past-incident questions stay with the agent
-(`copilot.services.conversation_reply` asks `turn_kind` first).
+(`copilot.replies.conversation_reply` asks `turn_kind` first).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from copilot import services
-from copilot.events import DoneEvent, ErrorEvent, Event, ToolResultEvent
-from copilot.intake import media, rules
+from copilot.events import Event
+from copilot.intake import media, planner, rules
 from copilot.intake.selectors import intake_state
+from copilot.intake.state import IntakeState, TurnKind
 from copilot.models import Conversation, Decision, Ticket, TicketComment
 from copilot.selectors import agent_run_is_active
 from copilot.services import RUN_STALE_AFTER
-from incidentdesk.errors import ConflictError, IncidentDeskError, NotFoundError, ValidationError
+from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
 from incidents.models import Dataset
+from incidents.services import INCIDENT_SPEC, dataset_import_rows
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -38,10 +38,8 @@ MAX_TEXT_CHARS = 8000
 # --- entry points -------------------------------------------------------------------
 
 
-def turn_kind(conversation: Conversation, text: str, has_image: bool) -> str:
+def turn_kind(conversation: Conversation, text: str, has_image: bool) -> TurnKind:
     """new_incident, add_comment, ask_summary or query_past (the agent's)."""
-    from copilot.intake import planner
-
     state = intake_state(conversation)
     return planner.classify(text=text, has_image=has_image, state=state).kind
 
@@ -61,7 +59,7 @@ def intake_reply(
     Uploads are validated before anything is stored, so a bad file is a
     clear error (ValidationError) and leaves no trace.
     """
-    from copilot.intake.executor import IntakeRun
+    from copilot.intake.executor import IntakeRun  # a real cycle: the run calls these writes
 
     if conversation.owner_id != user.pk:
         raise NotFoundError(f"Conversation {conversation.pk} not found.")
@@ -87,8 +85,8 @@ def _check_text(text: str, *, has_attachment: bool) -> None:
 # --- state ----------------------------------------------------------------------------
 
 
-def conversation_intake_state_set(*, conversation: Conversation, state: dict[str, Any]) -> None:
-    """Replace `state["intake"]` only, under a row lock: the agent keeps its own keys there."""
+def conversation_intake_state_set(*, conversation: Conversation, state: IntakeState) -> None:
+    """Replace `state["intake"]` only, under a row lock: other keys are left as they are."""
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         locked.state = {**(locked.state or {}), "intake": state}
@@ -133,8 +131,6 @@ def reported_incident_store(
 ) -> None:
     """Upsert the report into the active version of the "reported" dataset (embedded),
     so the next search, and the next duplicate check, find it."""
-    from incidents.services import INCIDENT_SPEC, dataset_import_rows
-
     row = reported_incident_row(incident=incident, owner_team=owner_team, conversation=conversation)
     _, result = dataset_import_rows(
         spec=INCIDENT_SPEC,
@@ -177,66 +173,3 @@ def decisions_record(
         decision.save()
         rows.append(decision)
     return rows
-
-
-# --- the whole turn at once (the API) ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class IntakeResult:
-    conversation_id: int
-    message_id: int
-    reply_text: str
-    payload: dict[str, Any]
-
-
-def intake_report(
-    *,
-    conversation: Conversation,
-    user: AbstractBaseUser,
-    text: str,
-    image: bytes | None = None,
-    audio: bytes | None = None,
-    audio_name: str = "",
-) -> IntakeResult:
-    """`intake_reply` run to the end: the stored answer and the intake card's data.
-
-    A question is answered as a past-incident query and a greeting gets a
-    reply; neither stores an incident (`POST /api/incident` with "hello").
-    """
-    if image is None and audio is None and text.strip():
-        kind = turn_kind(conversation, text, False)
-        if kind not in rules.INTAKE_KINDS:
-            return _answered(conversation=conversation, user=user, text=text, kind=kind)
-    payload: dict[str, Any] = {}
-    for event in intake_reply(
-        conversation=conversation,
-        user=user,
-        text=text,
-        image=image,
-        audio=audio,
-        audio_name=audio_name,
-    ):
-        if isinstance(event, ToolResultEvent) and event.name == INTAKE_TOOL_NAME:
-            payload = event.data
-        elif isinstance(event, ErrorEvent):
-            raise IncidentDeskError(event.message)
-        elif isinstance(event, DoneEvent):
-            return IntakeResult(conversation.pk, event.message_id, event.content, payload)
-    raise IncidentDeskError("The incident report ended without an answer.")
-
-
-def _answered(
-    *, conversation: Conversation, user: AbstractBaseUser, text: str, kind: str
-) -> IntakeResult:
-    """A question or a greeting sent to intake, answered by the copilot instead."""
-    payload: dict[str, Any] = {
-        "kind": kind, "incident": {}, "similar_incidents": [], "actions": [], "owner_team": "",
-        "ticket": None, "ticket_error": "", "decisions": [], "steps": [],
-    }  # fmt: skip
-    for event in services.conversation_reply(conversation=conversation, user=user, text=text):
-        if isinstance(event, ErrorEvent):
-            raise IncidentDeskError(event.message)
-        if isinstance(event, DoneEvent):
-            return IntakeResult(conversation.pk, event.message_id, event.content, payload)
-    raise IncidentDeskError("The answer ended without a reply.")

@@ -12,7 +12,7 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
@@ -22,6 +22,7 @@ from copilot.intake import selectors as intake_selectors
 from copilot.intake import services as store
 from copilot.intake.planner import Step
 from copilot.intake.playbook import PlaybookItem, playbook_for
+from copilot.intake.state import IntakeState, TicketProposal
 from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
 from copilot.tickets import services as ticket_services
@@ -60,7 +61,7 @@ class IntakeContext:
     typed_text: str
     user_message: Message
     plan: planner.Plan
-    state: dict[str, Any]
+    state: IntakeState
     screenshot: media.Screenshot | None = None
     voice: media.VoiceNote | None = None
     transcript: str = ""
@@ -242,7 +243,7 @@ def ticket_create(ctx: IntakeContext) -> str:
     return _propose(ctx, "create", "")
 
 
-def _propose(ctx: IntakeContext, action: str, ticket_key: str) -> str:
+def _propose(ctx: IntakeContext, action: Literal["create", "comment"], ticket_key: str) -> str:
     ctx.state["proposal"] = {"action": action, "ticket_key": ticket_key}
     ctx.ticket_note = "proposed_comment" if action == "comment" else "proposed"
     return f"proposed: comment on {ticket_key}" if ticket_key else "proposed: awaiting confirmation"
@@ -250,7 +251,7 @@ def _propose(ctx: IntakeContext, action: str, ticket_key: str) -> str:
 
 def _confirm_proposal(ctx: IntakeContext) -> str:
     incident = ctx.state.get("incident") or {}
-    proposal = ctx.state.get("proposal") or {"action": "create", "ticket_key": ""}
+    proposal: TicketProposal = ctx.state.get("proposal") or {"action": "create", "ticket_key": ""}
     if not incident:
         raise IncidentDeskError("There is no reported incident to file yet.")
     ctx.incident = incident
@@ -331,7 +332,8 @@ def comment_draft(ctx: IntakeContext) -> str:
 
 def ticket_add_comment(ctx: IntakeContext) -> str:
     """Comment on the current ticket; the ledger keeps the decisions either way."""
-    key = (ctx.state.get("ticket") or {}).get("key", "")
+    remembered = ctx.state.get("ticket")
+    key = remembered["key"] if remembered else ""
     ticket = ticket_get_by_key(key=key) if key else None
     comment = None
     if ticket is not None:
@@ -352,7 +354,8 @@ def summary(ctx: IntakeContext) -> str:
     ctx.incident = ctx.state.get("incident") or {}
     rows = intake_selectors.decision_list_for_conversation(conversation=ctx.conversation)
     ctx.decisions = [intake_selectors.decision_data(row) for row in rows]
-    key = (ctx.state.get("ticket") or {}).get("key")
+    remembered = ctx.state.get("ticket")
+    key = remembered["key"] if remembered else None
     ctx.ticket = ticket_get_by_key(key=key) if key else None
     return f"{len(ctx.decisions)} decisions"
 

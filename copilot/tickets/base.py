@@ -64,6 +64,7 @@ def get_tracker(name: str | None = None) -> Tracker:
     JIRA_URL switches Jira on (settings then require the rest); without it
     tickets stay in the built-in tracker.
     """
+    # A real cycle: both trackers import this module's interface.
     from copilot.tickets.builtin import BuiltinTracker
     from copilot.tickets.jira import JiraTracker
 

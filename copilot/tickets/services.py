@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.urls import reverse
 
 from copilot.models import Conversation, Message, Ticket, TicketComment
 from copilot.tickets.base import TicketDraft, Tracker, get_tracker
@@ -91,8 +92,6 @@ def ticket_create(
 
 def ticket_url(ticket: Ticket) -> str:
     """Where people open the ticket: Jira's page, or ours."""
-    from django.urls import reverse
-
     return ticket.external_url or reverse("ticket-detail", kwargs={"key": ticket.key})
 
 

@@ -18,14 +18,12 @@ const REFUSED = new Set(["invalid", "rate_limited", "busy", "not_found"]);
 const state = { id: chat.dataset.conversationId, socket: null, live: null, busy: false, pending: null };
 
 // --- tool results -------------------------------------------------------------
-// Renderers for tool results by tool name. The five search tools need none:
-// their steps show counts and the finished answer brings chips and citations.
+// Renderers for tool results by tool name. The search tools need none: their
+// steps show counts and the finished answer brings chips and citations. Which
+// tools those are comes from copilot/tools.py (`data-search-tools`).
 // HOOK: incident intake registers "incident_intake" here to draw its card;
 // any other unknown tool gets the generic card below.
-const SEARCH_TOOLS = new Set([
-  "lookup_incident_by_id", "search_similar_incidents", "get_incidents_by_application",
-  "get_recent_incidents", "search_knowledge",
-]);
+const SEARCH_TOOLS = new Set((chat.dataset.searchTools || "").split(",").filter(Boolean));
 export const toolResultRenderers = {};
 
 function renderToolResult(event, live) {

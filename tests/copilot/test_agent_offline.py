@@ -11,13 +11,9 @@ from django.utils import timezone
 
 from copilot.events import DoneEvent, Event, StatusEvent, TitleEvent, ToolCallEvent
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
+from copilot.replies import conversation_reply
 from copilot.selectors import conversation_history
-from copilot.services import (
-    agent_run_cancel,
-    conversation_create,
-    conversation_reply,
-    golden_example_embed,
-)
+from copilot.services import agent_run_cancel, conversation_create, golden_example_embed
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from knowledge.models import KnowledgeDocument
 

@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 from copilot.events import DoneEvent, ErrorEvent, Event, TitleEvent, TokenEvent, ToolResultEvent
 from copilot.models import AgentRun, Conversation, GoldenExample, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE
-from copilot.services import conversation_create, conversation_reply, golden_example_embed
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create, golden_example_embed
 from tests.copilot.openai_server import (
     OpenAIServer,
     cut_reply,

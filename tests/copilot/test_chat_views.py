@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from copilot.models import AgentRun, Conversation, Message
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from incidents.services import incident_import_file
 from tests.factories import MessageFactory, UserFactory, incident_row
 
@@ -84,6 +85,20 @@ def test_the_home_page_is_a_new_chat_with_only_her_history(
     assert 'id="status" role="status" aria-live="polite"' in page
     assert 'data-ws-path="/ws/conversations/"' in page
     assert 'label for="question"' in page
+
+
+def test_the_page_learns_which_tools_to_leave_undrawn_from_the_tool_registry(
+    client: Client, alice: User
+) -> None:
+    """chat.js draws no card for the search tools (their answers cite them); the
+    list comes from copilot/tools.py, so a new tool is declared in one place."""
+    client.force_login(alice)
+    page = client.get("/").content.decode()
+    searched = (
+        "lookup_incident_by_id,search_similar_incidents,get_incidents_by_application,"
+        "get_recent_incidents,search_knowledge"
+    )
+    assert f'data-search-tools="{searched}"' in page  # search_logs draws its card
 
 
 def test_a_conversation_page_shows_steps_chips_answer_citations_and_feedback(

@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.citations import UNVERIFIED_MARK, check_citations
 from copilot.events import DoneEvent
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 
 
 def test_an_invented_id_is_still_marked_and_dropped() -> None:

@@ -311,7 +311,7 @@ def test_a_crash_while_answering_is_an_error_event_and_the_socket_stays_open(
 ) -> None:
     """Fault injection: nothing real crashes on purpose, so the reply itself is made to
     raise. The browser keeps the question and offers Retry on this `error` event."""
-    from copilot import services
+    from copilot import replies
 
     def broken(**kwargs: Any) -> Any:
         raise RuntimeError("a bug")
@@ -323,7 +323,7 @@ def test_a_crash_while_answering_is_an_error_event_and_the_socket_stays_open(
         socket = _socket(headers, conversation.pk)
         await socket.connect()
         with monkeypatch.context() as patch:
-            patch.setattr(services, "conversation_reply", broken)
+            patch.setattr(replies, "conversation_reply", broken)
             await socket.send_json_to({"type": "ask", "text": "Settlement report missing rows"})
             failed = await _answer(socket)
         answered = await _answer_after_asking(socket, "Settlement report missing rows")

@@ -13,7 +13,8 @@ from django.test import Client
 
 from copilot.evaluation import evaluate_golden
 from copilot.models import AgentRun, Conversation, GoldenExample, Message
-from copilot.services import conversation_create, conversation_reply, message_feedback_set
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create, message_feedback_set
 from copilot.tasks import golden_example_embed_task
 from tests.factories import GoldenExampleFactory
 

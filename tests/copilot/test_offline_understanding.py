@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 
 from copilot.events import DoneEvent, Event, TitleEvent, ToolCallEvent
 from copilot.models import Conversation, GoldenExample
-from copilot.services import conversation_create, conversation_reply, golden_example_embed
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create, golden_example_embed
 from copilot.titles import heuristic_title
 
 pytestmark = pytest.mark.usefixtures("desk")

@@ -14,7 +14,8 @@ from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from copilot.events import DoneEvent, StatusEvent, ToolResultEvent
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from copilot.tools import ToolContext, ToolResult, run_tool, tool_specs
 from tests.copilot.intake.test_settings import start_django
 from tests.copilot.log_servers import Line, LogServer

@@ -11,7 +11,8 @@ from django.contrib.auth.models import User
 
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.events import Event, StatusEvent, TitleEvent, ToolResultEvent
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.usefixtures("desk")

@@ -21,7 +21,8 @@ from copilot.chat_models.offline.state import ConversationState
 from copilot.chat_models.offline.writing import write_answer
 from copilot.events import DoneEvent, Event, StatusEvent, ToolResultEvent
 from copilot.models import AgentRun, Conversation, ToolCall
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from copilot.tools import ToolContext, run_tool
 from incidents import selectors as incident_selectors
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply

@@ -6,11 +6,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from copilot.tools import default_limit
+
+# The routed tools' limits when the question asks for no number: the tools' own.
 DEFAULT_LIMITS = {
-    "search_similar_incidents": 5,
-    "get_incidents_by_application": 5,
-    "get_recent_incidents": 10,
-    "search_knowledge": 10,
+    name: default_limit(name)
+    for name in (
+        "search_similar_incidents",
+        "get_incidents_by_application",
+        "get_recent_incidents",
+        "search_knowledge",
+    )
 }
 LISTING_LIMIT = 25  # "all", "every", "list": people want the whole set
 _LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each|show\s+me|everything)\b", re.IGNORECASE)

@@ -6,7 +6,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.events import Event, ToolResultEvent
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png
 
 pytestmark = pytest.mark.usefixtures("payments_desk")

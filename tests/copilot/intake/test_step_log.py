@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.events import DoneEvent
-from copilot.services import conversation_create, conversation_reply
+from copilot.replies import conversation_reply
+from copilot.services import conversation_create
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
 
