@@ -313,7 +313,23 @@ def _explained(result: QuestionResult) -> str:
     turns = result.conversation.turns if result.conversation else []
     later = " || ".join(f"{t.tool}{'' if t.acceptable else ' (WRONG)'}" for t in turns[1:])
     mark = "ok " if result.routed_ok else "MISS"
-    return f"{mark} {result.explanation}" + (f" || later turns: {later}" if later else "")
+    explained = f"{mark} {result.explanation}" + (f" || later turns: {later}" if later else "")
+    return explained + _conversation_gaps(result.conversation)
+
+
+def _conversation_gaps(conversation: ConversationResult | None) -> str:
+    """What a failed conversation lacked: the words its answers never said, the ids never cited."""
+    if conversation is None:
+        return ""
+    gaps = [
+        f"{label}: {', '.join(items)}"
+        for label, items in (
+            ("never said", conversation.missing_mentions),
+            ("never cited", conversation.missing_citations),
+        )
+        if items
+    ]
+    return f" || {'; '.join(gaps)}" if gaps else ""
 
 
 # --- multi-turn conversations through the copilot ------------------------------------
@@ -330,8 +346,16 @@ class TurnResult:
 @dataclass
 class ConversationResult:
     turns: list[TurnResult]
-    mentions_ok: bool
-    cited_ok: bool
+    missing_mentions: list[str]
+    missing_citations: list[str]
+
+    @property
+    def mentions_ok(self) -> bool:
+        return not self.missing_mentions
+
+    @property
+    def cited_ok(self) -> bool:
+        return not self.missing_citations
 
     @property
     def tools_ok(self) -> bool:
@@ -374,8 +398,8 @@ def run_conversation(
     cited = {cited for turn in turns for cited in turn.citations}
     return ConversationResult(
         turns,
-        all(word.lower() in answers for word in question.get("answer_must_mention", [])),
-        set(question["relevant_ids"]) <= cited,
+        [word for word in question.get("answer_must_mention", []) if word.lower() not in answers],
+        sorted(set(question["relevant_ids"]) - cited),
     )
 
 

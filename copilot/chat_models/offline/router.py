@@ -221,6 +221,14 @@ def _decide(
 ) -> tuple[str, str]:
     """The intent to act on, and why, when the model is unsure."""
     (first, p1), (second, p2) = guess.ranked[0], guess.ranked[1]
+    unfit = _listing_without_slot(question, first, catalog, today)
+    if unfit:
+        # Weigh what is left as if the listing had not been offered: the runner-up
+        # alone would skip the evidence a close call between the others deserves.
+        rest = guess.among(tuple(name for name, _ in guess.ranked if name != first))
+        intent, why = _decide(question, rest, catalog, today, probe)
+        reason = f"{first} {p1:.2f} but {unfit}" + (f"; {why}" if why else "")
+        return intent, Evidence(reason) if isinstance(why, Evidence) else reason
     if first != "knowledge" and document_type(question) and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
@@ -238,6 +246,17 @@ def _decide(
 
 
 Weighing = tuple[str, str] | None
+
+
+def _listing_without_slot(
+    question: str, intent: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
+) -> str:
+    """Why a listing cannot run ("no application named"), or "" when it can."""
+    if intent == "by_application" and qp.find_application_mention(question, catalog) is None:
+        return "no application named"
+    if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
+        return "no time window"
+    return ""
 
 
 def _slots_agree(
