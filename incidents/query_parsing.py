@@ -86,8 +86,17 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
         found = parser(text, today)
         if found is not None:
             window, match = found
-            return window, _cut(text, match)
+            return _up_to_today(window, today), _cut(text, match)
     return None, text
+
+
+def _up_to_today(window: TimeWindow, today: dt.date) -> TimeWindow:
+    """Nothing has happened after today: "in 2026" asked in March is "since January"."""
+    if window.end is None or window.end <= today:
+        return window
+    if window.start is not None and window.start > today:
+        return window  # wholly ahead ("next month"): left as said, it finds nothing
+    return TimeWindow(window.start, today, window.label)
 
 
 def _cut(text: str, match: re.Match[str]) -> str:

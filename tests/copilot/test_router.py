@@ -64,6 +64,8 @@ TOPICS = frozenset(
         ("what fell over since Monday", "get_recent_incidents"),
         ("anything noteworthy in the past couple of weeks", "get_recent_incidents"),
         ("what's been going on lately", "get_recent_incidents"),
+        # A calendar period still under way is a listing up to today.
+        (f"what broke in {TODAY.year}?", "get_recent_incidents"),
         # ...and a window with one is a search filtered by the window.
         ("dns problems since Monday", "search_similar_incidents"),
         ("checkout timeouts in the past couple of weeks", "search_similar_incidents"),

@@ -33,6 +33,11 @@ TODAY = dt.date(2026, 1, 10)
         ("what failed overnight", dt.date(2026, 1, 9), TODAY),
         ("CircleCI incidents 2019\u20132023", dt.date(2019, 1, 1), dt.date(2023, 12, 31)),
         ("DNS incidents from 2021 through 2025", dt.date(2021, 1, 1), dt.date(2025, 12, 31)),
+        # A period still under way ends today: nothing has happened after it.
+        ("what broke in 2026?", dt.date(2026, 1, 1), TODAY),
+        ("incidents in January 2026", dt.date(2026, 1, 1), TODAY),
+        ("Q1 2026 incidents", dt.date(2026, 1, 1), TODAY),
+        ("from 2024 through 2026", dt.date(2024, 1, 1), TODAY),
     ],
 )
 def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
