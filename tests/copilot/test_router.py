@@ -190,3 +190,18 @@ def test_how_do_i_fix_reads_the_runbooks_and_the_past_fixes() -> None:
 def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
     tools = [tool for tool, _ in plan_of(question)]
     assert tools and set(tools) == {"lookup_incident_by_id"}
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A symptom closed by a plea for what to do asks for the documents...
+        ("reconnect storm hammering the db after a deploy. help", "search_knowledge"),
+        ("all waf nodes pegged at 100% cpu since the new ruleset. ideas?", "search_knowledge"),
+        ("settlement report is missing rows again, what now?", "search_knowledge"),
+        # ...and one closed by "seen this?" for past incidents.
+        ("reconnect storm hammering the db after a deploy. seen this?", "search_similar_incidents"),
+    ],
+)
+def test_the_closing_words_decide_between_documents_and_past_incidents(question, tool) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from copilot.chat_models.offline import follow_ups
-from copilot.chat_models.offline.intents import IntentGuess, guess_intent, last_sentence
+from copilot.chat_models.offline.intents import (
+    CLAUSE_END_RE,
+    IntentGuess,
+    guess_intent,
+    last_sentence,
+)
 from copilot.chat_models.offline.routes import (
     DEFAULT_LIMITS,
     LISTING_LIMIT,
@@ -232,6 +237,10 @@ def _decide(
     if first != "knowledge" and document_type(question) and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
+    if first == "similar" and _pleads_what_to_do(question):
+        # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
+        # what to do, which documents answer (the past fixes come with them).
+        return "knowledge", f"similar {p1:.2f}, but the last words ask what to do"
     if p1 >= UNSURE_BELOW or p2 < EVIDENCE_FROM:
         return _slots_agree(question, first, guess, catalog, today, sure=p1 >= UNSURE_BELOW)
     considered = f"{first} {p1:.2f} vs {second} {p2:.2f}"
@@ -314,6 +323,22 @@ _REQUEST_RE = re.compile(
     r"^\s*(?:give|show|send|find|link|point|need|get|pull|share|where|is\s+there|any)\b",
     re.IGNORECASE,
 )
+
+
+# A closing plea for what to do: the whole of a message's last clause.
+_PLEA_RE = re.compile(
+    r"(?:help|ideas|next|thoughts|advice|suggestions|pointers|tips|what\s+now|now\s+what|"
+    r"next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we)\s+do(?:\s+now)?|"
+    r"what\s+(?:do|should)\s+(?:i|we)\s+check(?:\s+first)?|where\s+do\s+(?:i|we)\s+start|"
+    r"any\s+(?:advice|ideas|pointers|suggestions|tips))"
+    r"(?:\s+(?:pls|please|plz))?[\s?!.]*",
+    re.IGNORECASE,
+)
+
+
+def _pleads_what_to_do(question: str) -> bool:
+    parts = [p.strip() for p in CLAUSE_END_RE.split(question.strip()) if p.strip()]
+    return len(parts) > 1 and bool(_PLEA_RE.fullmatch(parts[-1]))
 
 
 def _is_request(question: str) -> bool:
