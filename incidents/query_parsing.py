@@ -553,7 +553,31 @@ def match_applications(
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
         return None
+    found = _with_other_names(found, catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
+
+
+def _with_other_names(
+    found: tuple[str, ...], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """A name given as "A / B" says A and B are one product: the company's entries
+    that name B ("Stack Exchange network (SQL Server)") are A's too."""
+    companies = {e.application: e.company for e in catalog}
+    aliases = {
+        (part.strip().lower(), companies.get(name, ""))
+        for name in found
+        if " / " in name
+        for part in re.sub(r"\s*\(.*?\)", "", name).split(" / ")
+        if len(part.split()) >= 2  # "EBS" alone is a list item, not another name
+    }
+    more = [
+        e.application
+        for e in catalog
+        if any(
+            alias in e.application.lower() and company == e.company for alias, company in aliases
+        )
+    ]
+    return tuple(dict.fromkeys((*found, *more)))
 
 
 def _entry_matches(
@@ -612,9 +636,10 @@ class ApplicationMention:
 
 
 def normalise_mention_text(text: str) -> str:
-    """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com"."""
+    """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com",
+    "incident dot io" → "incident.io"."""
     text = re.sub(r"(\w)['\u2019]s\b", r"\1", text.lower())
-    return re.sub(r"\s+dot\s+com\b", ".com", text)
+    return re.sub(r"(?<=\w)\s+dot\s+(?=[a-z]{2,6}\b)", ".", text)
 
 
 @dataclass(frozen=True)
@@ -653,7 +678,11 @@ def _inner_acronyms(name: str) -> list[tuple[str, str]]:
             for start in range(len(capitalised) - size + 1):
                 run = capitalised[start : start + size]
                 if " ".join(run) in segment:  # consecutive words, not scattered
-                    found.append(("".join(w[0] for w in run).lower(), " ".join(run).lower()))
+                    words = " ".join(run).lower()
+                    found.append(("".join(w[0] for w in run).lower(), words))
+                    # Capitals inside a word count too: "GitHub Actions" is "GHA".
+                    capitals = "".join(c for w in run for c in w if c.isupper()).lower()
+                    found.append((capitals, words))
     return [(acronym, run) for acronym, run in found if len(acronym) >= 3]
 
 

@@ -157,3 +157,27 @@ def test_acronyms_of_the_product_inside_a_longer_catalog_name_are_understood() -
 def test_an_acronym_that_is_an_ordinary_word_names_nothing() -> None:
     catalog = [qp.ApplicationEntry.of("Azure Identity Router (sign-in)", "Microsoft")]
     assert qp.find_application_mention("the air conditioning in the hall failed", catalog) is None
+
+
+def test_capitals_inside_a_word_count_in_an_acronym() -> None:
+    catalog = [qp.ApplicationEntry.of("PayU Gateway, PayU Reports (batch)", "PayU Demo")]
+    mention = qp.find_application_mention("PUG outages, full list please", catalog)
+    assert mention is not None and mention.match.applications == (catalog[0].application,)
+
+
+def test_a_domain_said_aloud_is_the_domain() -> None:
+    mention = qp.find_application_mention("what's on file for incident dot io", CATALOG)
+    assert mention is not None
+    assert mention.match.applications == ("incident.io (dashboard, Slack app)",)
+
+
+def test_a_name_given_as_a_slash_alias_finds_the_other_names_entries() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Ask Forum / Forum Network", "Forum Co"),
+        qp.ApplicationEntry.of("Forum Network (search cluster)", "Forum Co"),
+        qp.ApplicationEntry.of("Forum Network (search cluster)", "Other Co"),
+        qp.ApplicationEntry.of("Shop EU / Shop US", "Shop Co"),
+    ]
+    match = qp.match_applications("ask forum", catalog)
+    assert match is not None
+    assert match.applications == ("Ask Forum / Forum Network", "Forum Network (search cluster)")
