@@ -33,6 +33,15 @@ TODAY = dt.date(2026, 1, 10)
         ("what failed overnight", dt.date(2026, 1, 9), TODAY),
         ("CircleCI incidents 2019\u20132023", dt.date(2019, 1, 1), dt.date(2023, 12, 31)),
         ("DNS incidents from 2021 through 2025", dt.date(2021, 1, 1), dt.date(2025, 12, 31)),
+        # Units, numbers and anchors as people type them.
+        ("incidents in the last 6 wks", dt.date(2025, 11, 29), TODAY),
+        ("past 3 mos outages", dt.date(2025, 10, 12), TODAY),
+        ("anything in the last 30d", dt.date(2025, 12, 11), TODAY),
+        ("incidents, last ninety days", dt.date(2025, 10, 12), TODAY),
+        ("in the last half year", dt.date(2025, 7, 12), TODAY),
+        ("since the 1st", dt.date(2026, 1, 1), TODAY),
+        ("since the start of October", dt.date(2025, 10, 1), TODAY),
+        ("since the beginning of Q4", dt.date(2025, 10, 1), TODAY),
         # A period still under way ends today: nothing has happened after it.
         ("what broke in 2026?", dt.date(2026, 1, 1), TODAY),
         ("incidents in January 2026", dt.date(2026, 1, 1), TODAY),
@@ -58,6 +67,19 @@ def test_a_window_that_crosses_a_year_keeps_both_sides() -> None:
     window, rest = qp.parse_time_window("DNS incidents in the last 15 days", TODAY)
     assert window is not None and window.start == dt.date(2025, 12, 26)
     assert rest == "DNS incidents"
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        "we rolled back an hour ago and it is still broken",
+        "the cluster was provisioned a yr ago and got deleted today",
+        "it recovered within 2 hours but the queue never drained",
+    ],
+)
+def test_how_long_ago_or_how_long_in_a_story_is_not_a_window(story: str) -> None:
+    window, _ = qp.parse_time_window(story.replace(" today", ""), TODAY)
+    assert window is None
 
 
 def test_a_bare_month_and_year_names_an_event_not_a_window() -> None:
