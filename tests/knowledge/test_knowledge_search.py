@@ -93,3 +93,20 @@ def test_what_to_do_quotes_the_steps_not_the_prevention(tmp_path: Path) -> None:
     assert "Pause the producers." in preview
     # The same words without asking what to do keep the closest section.
     assert "Prevention" in search_knowledge("oldest message age alert").hits[0].preview
+
+
+def test_a_known_issue_is_quoted_with_its_workaround(tmp_path: Path) -> None:
+    known_issue = {
+        "doc_id": "KB-KI-050", "title": "Known issue: scheduler skips jobs on DST day",
+        "type": "known_issue", "services": ["Payouts"], "tags": ["dst"],
+        "body": "**Behaviour:** Jobs scheduled in local time do not run when the clocks skip "
+                "an hour in spring.\n\n**Why it matters:** Payout batches are silently "
+                "missed.\n\n**Workaround:**\n- Run the missed batch by hand with the payout CLI."
+                "\n- Schedule every job in UTC.",
+    }  # fmt: skip
+    path = tmp_path / "kb.jsonl"
+    path.write_text(json.dumps(known_issue))
+    knowledge_import_file(path=path, dataset_name="kb-known", activate=True)
+    preview = search_knowledge("jobs in local time do not run in spring").hits[0].preview
+    assert "Jobs scheduled in local time" in preview
+    assert preview.endswith("Workaround: Run the missed batch by hand with the payout CLI.")
