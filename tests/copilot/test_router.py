@@ -205,3 +205,19 @@ def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
 )
 def test_the_closing_words_decide_between_documents_and_past_incidents(question, tool) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # One event of an application, told apart by "the" or a describing word...
+        ("the big codespaces outage", "search_similar_incidents"),
+        ("codespaces 9h outage", "search_similar_incidents"),
+        # ...against its incidents as a list.
+        ("codespaces outages", "get_incidents_by_application"),
+        ("every codespaces incident", "get_incidents_by_application"),
+        ("codespaces incident history", "get_incidents_by_application"),
+    ],
+)
+def test_one_event_of_an_application_is_searched_not_listed(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

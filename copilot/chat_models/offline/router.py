@@ -261,8 +261,12 @@ def _listing_without_slot(
     question: str, intent: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
 ) -> str:
     """Why a listing cannot run ("no application named"), or "" when it can."""
-    if intent == "by_application" and qp.find_application_mention(question, catalog) is None:
-        return "no application named"
+    if intent == "by_application":
+        mention = qp.find_application_mention(question, catalog)
+        if mention is None:
+            return "no application named"
+        if _names_one_event(question, mention.subject):
+            return f"names one event of {mention.subject}, not a listing"
     if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
         return "no time window"
     return ""
@@ -359,6 +363,30 @@ def _by_application_named(
     if _words_beside(question, mention.subject) > 1:
         return other, f"names {mention.subject} and more"
     return "by_application", f"names {mention.subject}"
+
+
+# One event said in the singular ("outage", "incident", "meltdown"), not "incident history".
+_ONE_EVENT_RE = re.compile(
+    r"\b(?:outage|incident|failure|meltdown|mess|disaster|breakage|event|degradation|crash)\b"
+    r"(?!\s+(?:history|list|log|records?|count|summary|overview|reports?|rate|trends?))",
+    re.IGNORECASE,
+)
+_DEFINITE_RE = re.compile(r"\b(?:the|that|this)\b", re.IGNORECASE)
+_EVERY_RE = re.compile(r"\b(?:every|each|all|any|which)\b", re.IGNORECASE)
+
+
+def _names_one_event(question: str, subject: str) -> bool:
+    """ "The big Roblox outage", "Fastly's global outage": one event of the application,
+    told apart by a determiner or a describing word, which a search finds; "Roblox
+    outages" and "CrowdStrike incident" list the application's incidents."""
+    rest = _normalised(question)
+    for word in subject.split():  # the name's own words ("incident.io") are not the event
+        rest = re.sub(rf"(?<![\w.]){re.escape(word)}(?![\w.])", " ", rest)
+    event = _ONE_EVENT_RE.search(rest)
+    if event is None or _EVERY_RE.search(rest[: event.start()]):
+        return False  # "every CircleCI incident" lists them all
+    before = rest[: event.start()]
+    return bool(_DEFINITE_RE.search(before)) or _words_beside(question, subject) >= 1
 
 
 def _words_beside(question: str, subject: str) -> int:
