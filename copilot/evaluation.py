@@ -21,7 +21,7 @@ from django.utils import timezone
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.chat_models.offline.router import Route, understand
 from copilot.chat_models.offline.state import ConversationState
-from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
+from copilot.events import Collected, events_collect
 from copilot.models import Conversation, GoldenExample
 from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
@@ -411,22 +411,24 @@ def _run_turn(
     model: OfflineChatModel,
     context: ToolContext,
 ) -> TurnResult:
-    first_call: ToolCallEvent | None = None
-    windowed = False
-    answer, citations = "", []
-    for event in conversation_reply(
-        conversation=conversation, user=user, text=text, model=model, context=context
-    ):
-        if isinstance(event, ToolCallEvent) and first_call is None:
-            first_call = event
-        elif isinstance(event, ToolResultEvent):
-            windowed = windowed or "window" in event.data.get("applied_filters", {})
-        elif isinstance(event, DoneEvent):
-            answer, citations = event.content, event.citations
-        elif isinstance(event, ErrorEvent):
-            answer = event.message
-    tool = first_call.name if first_call else None
+    collected = events_collect(
+        conversation_reply(
+            conversation=conversation, user=user, text=text, model=model, context=context
+        )
+    )
+    tool = collected.tool_calls[0].name if collected.tool_calls else None
+    windowed = any(
+        "window" in result.data.get("applied_filters", {}) for result in collected.tool_results
+    )
+    answer, citations = _answer_of(collected)
     return TurnResult(tool, _tool_acceptable(tool, expected, windowed), answer, citations)
+
+
+def _answer_of(collected: Collected) -> tuple[str, list[str]]:
+    """The answer and its citations; a turn that failed is scored on its error's words."""
+    if collected.done is not None:
+        return collected.done.content, collected.done.citations
+    return (collected.error.message if collected.error else ""), []
 
 
 def _tool_acceptable(tool: str | None, expected: str, windowed: bool) -> bool:
@@ -501,14 +503,13 @@ def golden_replay(example: GoldenExample) -> GoldenResult:
     """Ask the golden question in a throwaway conversation of the evaluation user (offline)."""
     user = _evaluation_user()
     conversation = conversation_create(owner=user)
-    answer, error = "", ""
-    for event in conversation_reply(
-        conversation=conversation, user=user, text=example.question, model=OfflineChatModel()
-    ):
-        if isinstance(event, DoneEvent):
-            answer = event.content
-        elif isinstance(event, ErrorEvent):
-            error = event.message
+    collected = events_collect(
+        conversation_reply(
+            conversation=conversation, user=user, text=example.question, model=OfflineChatModel()
+        )
+    )
+    answer = collected.done.content if collected.done else ""
+    error = collected.error.message if collected.error else ""
     return GoldenResult(
         example.pk,
         example.question,

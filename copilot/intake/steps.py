@@ -223,6 +223,7 @@ def memory_write(ctx: IntakeContext) -> str:
         owner_team=ctx.owner_team,
         user=ctx.user,
         conversation=ctx.conversation,
+        ticket_key=ctx.ticket.key if ctx.ticket else "",
     )
     return f"stored {ctx.incident['incident_id']}"
 
@@ -296,6 +297,10 @@ def _remember_ticket(ctx: IntakeContext, ticket: Ticket) -> None:
     url = ticket_services.ticket_url(ticket)
     ctx.state["ticket"] = {"key": ticket.key, "url": url, "status": ticket.status}
     ctx.state["proposal"] = None
+    if ctx.plan.decision.confirms:  # the report was stored when it was made, without the key
+        store.reported_incident_ticket_set(
+            incident_id=ctx.incident["incident_id"], ticket_key=ticket.key
+        )
 
 
 def _ledger_note(ctx: IntakeContext, what: str, ticket: Ticket) -> None:
