@@ -105,6 +105,9 @@ function connect() {
 
 function startTurn(text) {
   document.getElementById("welcome")?.remove();
+  // "Successfully signed in" and the like are stale once the chat is in use (on a
+  // phone they took a tenth of the screen for good); the Undo banner stays.
+  document.querySelector(".thread-pane > ul.messages")?.remove();
   const turn = el("article", "turn");
   turn.dataset.question = text;
   const asked = el("div", "question");

@@ -104,6 +104,7 @@ def test_copy_regenerate_edit_and_the_theme_toggle(
     page.keyboard.press("Enter")
     expect(page.locator(".answer-body.markdown")).to_have_count(2, timeout=60_000)
     expect(page.locator(".turn .bubble").last).to_have_text(f"{QUESTION} Only the API.")
+    expect(page.get_by_text("Successfully signed in")).to_have_count(0)  # stale once asked
 
     page.locator(".answer").last.get_by_role("button", name="Regenerate").click()
     expect(page.locator(".answer-body.markdown")).to_have_count(3, timeout=60_000)
