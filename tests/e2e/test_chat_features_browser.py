@@ -139,7 +139,7 @@ def test_at_phone_width_the_history_is_a_drawer(
     expect(history).to_be_visible()
     expect(history.get_by_role("link", name="Checkout rollback")).to_be_visible()
     expect(page.get_by_role("button", name="History")).to_have_attribute("aria-expanded", "true")
-    page.wait_for_function("!document.getElementById('sidebar').getAnimations().length")  # slid in
+    expect(history).to_be_in_viewport(ratio=1)  # slid all the way in
     page.screenshot(path=SCREENSHOTS / "chat-phone-drawer-open.png")
     page.keyboard.press("Escape")
     expect(history).to_be_hidden()
