@@ -24,7 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import close_old_connections
 
-from copilot import replies, selectors, streaming
+from copilot import display, replies, selectors, streaming
 from copilot.events import ErrorEvent, StatusEvent
 from incidentdesk.errors import (
     ConflictError,
@@ -316,7 +316,7 @@ def answer_question(
             relay = listeners_checker(conversation_id=conversation.pk, listening=listening)
             events = replies.conversation_reply(conversation=conversation, user=user, text=text)
             for event in streaming.merged_tokens(events):
-                post(event.to_message(), relay())
+                post(display.event_message(event), relay())
     except IncidentDeskError as exc:
         post(error_event(exc).to_message(), False)
     except Exception:
