@@ -746,6 +746,21 @@ def _may_name(word: str, index: _MentionIndex) -> bool:
     return all(t in index.words or t in _GENERIC_WORDS for t in application_terms(word) or [word])
 
 
+def _may_name_alone(word: str, catalog: Sequence[ApplicationEntry]) -> bool:
+    """Whether one word can be a whole mention. Not a category ("dns"), a generic word or
+    a letter; and an everyday word ("new", "customers") only as a company's name or the
+    first word of an application's ("Slack", "Fastly"), not from inside one ("India NEW
+    power grid", "Dyn DNS (and customers such as …)")."""
+    if word in CATEGORY_WORDS or word in _GENERIC_WORDS or len(word) < 2:
+        return False
+    if not is_common_word(word):
+        return True
+    return any(
+        word in entry.company_words or _words(entry.application.split()[0]) & {word}
+        for entry in catalog
+    )
+
+
 def find_application_mention(
     text: str, catalog: Sequence[ApplicationEntry]
 ) -> ApplicationMention | None:
@@ -768,7 +783,7 @@ def find_application_mention(
             if not all(_may_name(word, index) for word, _ in run):
                 continue  # a word no name has: no entry can match (and matching costs)
             subject = " ".join(word for word, _ in run)
-            if size == 1 and (subject in CATEGORY_WORDS or subject in _GENERIC_WORDS):
+            if size == 1 and not _may_name_alone(subject, catalog):
                 continue
             match = match_applications(subject, catalog)
             if match is not None:

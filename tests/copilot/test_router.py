@@ -221,3 +221,15 @@ def test_the_closing_words_decide_between_documents_and_past_incidents(question,
 )
 def test_one_event_of_an_application_is_searched_not_listed(question: str, tool: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what failed in the last 2 weeks", "were there any user-facing errors in the last 30 days",
+     "list all production incidents from the past 60 days"],
+)  # fmt: skip
+def test_how_something_went_wrong_is_not_a_topic_of_a_window(question: str) -> None:
+    topics = TOPICS | {"failed", "errors", "production", "user"}  # title words of any corpus
+    assert route(question, catalog=CATALOG, today=TODAY, topics=topics).tool == (
+        "get_recent_incidents"
+    )

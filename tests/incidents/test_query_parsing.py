@@ -203,3 +203,15 @@ def test_a_name_given_as_a_slash_alias_finds_the_other_names_entries() -> None:
     match = qp.match_applications("ask forum", catalog)
     assert match is not None
     assert match.applications == ("Ask Forum / Forum Network", "Forum Network (search cluster)")
+
+
+def test_an_everyday_word_names_an_application_only_as_its_first_word_or_company() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Metro NEW power grid", "Metro Energy"),
+        qp.ApplicationEntry.of("Acme DNS (and customers such as Shops)", "Acme"),
+        qp.ApplicationEntry.of("Slack real-time message servers", "Slack"),
+    ]
+    assert qp.find_application_mention("any new incidents since Friday?", catalog) is None
+    assert qp.find_application_mention("outages affecting customers", catalog) is None
+    slack = qp.find_application_mention("slack outages", catalog)
+    assert slack is not None and slack.match.applications == (catalog[2].application,)

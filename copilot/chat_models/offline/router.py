@@ -510,6 +510,10 @@ def _window_search(question: str, reason: str) -> list[Route]:
 _LISTING_WORDS = qp.MENTION_FILLER | {
     "broke", "breaking", "went", "wrong", "new", "latest", "lately", "anything", "something",
     "stuff", "everything", "summary", "outage", "outages", "events", "any", "kinds",
+    # How anything going wrong is said, whatever it was: not a topic of its own.
+    "fail", "failed", "failing", "fails", "error", "errors", "trouble", "troubles", "fire",
+    "production", "prod", "customer", "customers", "user", "users", "facing", "service",
+    "services", "major", "big", "serious", "bad", "summarise", "summarize", "rundown",
 }  # fmt: skip
 
 
