@@ -47,19 +47,17 @@ from pgvector.psycopg import register_vector
 
 from incidentdesk import embeddings
 from incidentdesk.stages import StageTimes, stage
-from incidents import selectors
+from incidents import ranking
 from incidents.importers import SourceRow, parse_incident
 from incidents.models import Dataset, DatasetVersion, IncidentChunk
-from incidents.selectors import (
+from incidents.ranking import (
     EXACT_DISTANCE,
     INDEXED_DISTANCE,
     VECTOR_CANDIDATES,
-    _filtered_chunks,
     _scope_where,
     _vector_candidates,
-    incident_scope,
-    search_similar_incidents,
 )
+from incidents.selectors import _filtered_chunks, incident_scope, search_similar_incidents
 from incidents.services import INCIDENT_SPEC, dataset_version_activate
 
 DATASET = "bench-search"
@@ -177,7 +175,7 @@ def timed_searches(texts: list[str]) -> list[Call]:
     calls = []
     for text in texts:
         embeddings.forget_cached_queries()
-        selectors._lexemes.cache_clear()
+        ranking._lexemes.cache_clear()
         with StageTimes.collect() as stages:
             started = time.perf_counter()
             result = search_similar_incidents(text, 5)

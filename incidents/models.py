@@ -234,7 +234,7 @@ def hnsw_cosine_index(
     the same 300k chunks at ef_search 500: 5.0 ms per query instead of
     5.7 ms, recall@10 on one version of three 0.99 instead of 0.97
     (bench/search_bench.py), on a graph half the size. Their queries must use
-    the same expression (`selectors.INDEXED_DISTANCE`) to reach the index.
+    the same expression (`ranking.INDEXED_DISTANCE`) to reach the index.
     """
     if not half_precision:
         return HnswIndex(

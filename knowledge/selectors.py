@@ -21,7 +21,7 @@ from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.parsing import INCIDENT_ID_RE
-from incidents.selectors import chunks_best_similarity, chunks_hybrid_rank, content_words
+from incidents.ranking import chunks_best_similarity, chunks_hybrid_rank, content_words
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 

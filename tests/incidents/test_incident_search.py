@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.selectors import _scope_where, _vector_candidates, incident_search_similar
+from incidents.ranking import _scope_where, _vector_candidates
+from incidents.selectors import incident_search_similar
 from incidents.services import incident_import_file
 from tests.factories import incident_row
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from incidents import ranking
 from incidents.models import DatasetVersion
 from incidents.selectors import (
     application_catalog,
@@ -169,13 +170,11 @@ def test_results_render_as_text_for_the_model_and_as_data(version) -> None:
 
 
 def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch) -> None:
-    from incidents import selectors
-
-    monkeypatch.setattr(selectors, "TERM_ROW_BUDGET", 1)
-    monkeypatch.setattr(selectors, "MIN_QUERY_TERMS", 1)
-    selectors._term_stats_cache.clear()
+    monkeypatch.setattr(ranking, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(ranking, "MIN_QUERY_TERMS", 1)
+    ranking.forget_term_frequencies()
     # "timed" is in every body; "timezone" in one root cause; "zzqx" nowhere yet.
-    query = selectors.rare_terms_tsquery("timed out timezone zzqx", "incidents_incidentchunk")
+    query = ranking.rare_terms_tsquery("timed out timezone zzqx", "incidents_incidentchunk")
     assert query is not None
     sql_text = str(query.source_expressions[-1].value)
     assert "'timezon'" in sql_text and "'zzqx'" in sql_text
@@ -183,17 +182,15 @@ def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch
 
 
 def test_full_text_leaves_out_words_too_common_to_rank(version, monkeypatch) -> None:
-    from incidents import selectors
-
-    monkeypatch.setattr(selectors, "TERM_ROW_BUDGET", 1)
-    monkeypatch.setattr(selectors, "MIN_QUERY_TERMS", 2)
-    selectors._term_stats_cache.clear()
+    monkeypatch.setattr(ranking, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(ranking, "MIN_QUERY_TERMS", 2)
+    ranking.forget_term_frequencies()
     # "zzqx" is nowhere; "timed" is in every body, so past the budget. Short
     # of MIN_QUERY_TERMS it is still kept, unless it is too common to rank.
-    monkeypatch.setattr(selectors, "COMMON_TERM_ROWS", 1000)
-    assert selectors.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx", "time"]
-    monkeypatch.setattr(selectors, "COMMON_TERM_ROWS", 1)
-    assert selectors.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx"]
+    monkeypatch.setattr(ranking, "COMMON_TERM_ROWS", 1000)
+    assert ranking.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx", "time"]
+    monkeypatch.setattr(ranking, "COMMON_TERM_ROWS", 1)
+    assert ranking.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx"]
 
 
 def test_the_application_catalog_lists_each_application_once(tmp_path: Path) -> None:
