@@ -10,7 +10,6 @@ chunk tables only by their columns (`text`, `search_vector`, `embedding`,
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from django.db.models import QuerySet
 
 from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.stages import stage, submit_staged
+from incidents.caching import TimedCache
 from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
@@ -82,7 +82,7 @@ MIN_QUERY_TERMS = 2
 # match 50k-100k chunks, whose ranking took 100-500 ms and told incidents
 # apart no better than the vector half already does.
 COMMON_TERM_ROWS = 2 * TERM_ROW_BUDGET
-_term_stats_cache: dict[str, tuple[float, dict[str, int]]] = {}
+_term_stats_cache: TimedCache[str, dict[str, int]] = TimedCache(ttl_seconds=TERM_STATS_TTL_SECONDS)
 
 
 @lru_cache(maxsize=1024)
@@ -107,14 +107,13 @@ def _term_frequencies(table: str) -> dict[str, int]:
     Counts only steer which words are kept; words missing from a stale copy
     count as rare (see rare_terms_tsquery), so staleness never hides a match.
     """
-    cached = _term_stats_cache.get(table)
-    if cached and time.monotonic() - cached[0] < TERM_STATS_TTL_SECONDS:
-        return cached[1]
+    return _term_stats_cache.get(table, lambda: _read_term_frequencies(table))
+
+
+def _read_term_frequencies(table: str) -> dict[str, int]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM {table}')")  # noqa: S608 - our table name
-        frequencies = dict(cursor.fetchall())
-    _term_stats_cache[table] = (time.monotonic(), frequencies)
-    return frequencies
+        return dict(cursor.fetchall())
 
 
 def rare_terms(text: str, table: str) -> list[str]:

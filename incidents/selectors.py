@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -22,6 +21,7 @@ from django.utils import timezone
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents import query_parsing as qp
+from incidents.caching import TimedCache
 from incidents.dataset_selectors import active_versions
 from incidents.filtersets import IncidentFilter
 from incidents.models import (
@@ -51,7 +51,9 @@ EXACT_SEARCH_MAX_CHUNKS = 5000
 
 
 ACTIVE_VERSIONS_TTL_SECONDS = 1.0
-_active_cache: list[tuple[float, dict[int, DatasetVersion]]] = []
+_active_cache: TimedCache[None, dict[int, DatasetVersion]] = TimedCache(
+    ttl_seconds=ACTIVE_VERSIONS_TTL_SECONDS
+)
 
 
 def active_versions_by_pk() -> dict[int, DatasetVersion]:
@@ -61,12 +63,12 @@ def active_versions_by_pk() -> dict[int, DatasetVersion]:
     activation in this process forgets it at once (`forget_active_versions`).
     Shared between requests: read them, never change them.
     """
-    if _active_cache and time.monotonic() - _active_cache[0][0] < ACTIVE_VERSIONS_TTL_SECONDS:
-        return _active_cache[0][1]
+    return _active_cache.get(None, _read_active_versions)
+
+
+def _read_active_versions() -> dict[int, DatasetVersion]:
     versions = active_versions().select_related("dataset").order_by("pk")
-    by_pk = {v.pk: v for v in versions}
-    _active_cache[:] = [(time.monotonic(), by_pk)]
-    return by_pk
+    return {v.pk: v for v in versions}
 
 
 def active_version_rows() -> tuple[tuple[Any, ...], ...]:
@@ -211,7 +213,10 @@ class ApplicationCatalog:
         return cls(entries, pattern)
 
 
-_catalog_cache: dict[tuple[Any, ...], tuple[float, ApplicationCatalog]] = {}
+# One scope is hot at a time: keep_one keeps memory flat.
+_catalog_cache: TimedCache[tuple[Any, ...], ApplicationCatalog] = TimedCache(
+    ttl_seconds=CATALOG_TTL_SECONDS, keep_one=True
+)
 
 
 def _catalog_key(version: DatasetVersion | None) -> tuple[Any, ...]:
@@ -233,10 +238,10 @@ def cached_catalog(version: DatasetVersion | None = None) -> ApplicationCatalog:
     Built once per scope and reused for a minute: at 100k incidents the
     DISTINCT alone costs more than the whole search.
     """
-    key = _catalog_key(version)
-    cached = _catalog_cache.get(key)
-    if cached and time.monotonic() - cached[0] < CATALOG_TTL_SECONDS:
-        return cached[1]
+    return _catalog_cache.get(_catalog_key(version), lambda: _read_catalog(version))
+
+
+def _read_catalog(version: DatasetVersion | None) -> ApplicationCatalog:
     pairs = (
         incident_scope(version)
         .exclude(impacted_application="")
@@ -250,13 +255,12 @@ def cached_catalog(version: DatasetVersion | None = None) -> ApplicationCatalog:
         qp.ApplicationEntry.of(app, company if isinstance(company, str) else "")
         for app, company in pairs
     ]
-    catalog = ApplicationCatalog.build(entries)
-    _catalog_cache.clear()  # one scope is hot at a time; keep memory flat
-    _catalog_cache[key] = (time.monotonic(), catalog)
-    return catalog
+    return ApplicationCatalog.build(entries)
 
 
-_topic_cache: dict[tuple[Any, ...], frozenset[str]] = {}
+_topic_cache: TimedCache[tuple[Any, ...], frozenset[str]] = TimedCache(
+    ttl_seconds=None, keep_one=True
+)
 
 
 def incident_topic_words(version: DatasetVersion | None = None) -> frozenset[str]:
@@ -268,11 +272,9 @@ def incident_topic_words(version: DatasetVersion | None = None) -> frozenset[str
     until the scope changes (an import or activation), not for a fixed time:
     at 100k incidents one build reads every title.
     """
-    key = _catalog_key(version)
-    if key not in _topic_cache:
-        _topic_cache.clear()  # one scope is hot at a time
-        _topic_cache[key] = _read_topic_words(scope_version_ids(version))
-    return _topic_cache[key]
+    return _topic_cache.get(
+        _catalog_key(version), lambda: _read_topic_words(scope_version_ids(version))
+    )
 
 
 def _read_topic_words(version_ids: list[int]) -> frozenset[str]:
