@@ -12,7 +12,7 @@ are split over three versions of one dataset (one active), loaded with
 binary COPY without the HNSW index, which is then built once.
 
 Then, over 200 questions (the dev questions and eval incident titles):
-  - p50/p95 of the whole search_similar_incidents call (embedding, hybrid
+  - p50/p95 of the whole incident_search_similar call (embedding, hybrid
     query, formatting), with the HNSW index and with exact scan, and their
     ratio; the exact run is checked to scan (EXPLAIN of the search's own
     vector query on its connection, and no HNSW index scan counted), or the
@@ -57,7 +57,7 @@ from incidents.ranking import (
     _scope_where,
     _vector_candidates,
 )
-from incidents.selectors import _filtered_chunks, incident_scope, search_similar_incidents
+from incidents.selectors import _filtered_chunks, incident_scope, incident_search_similar
 from incidents.services import INCIDENT_SPEC, dataset_version_activate
 
 DATASET = "bench-search"
@@ -178,7 +178,7 @@ def timed_searches(texts: list[str]) -> list[Call]:
         ranking._lexemes.cache_clear()
         with StageTimes.collect() as stages:
             started = time.perf_counter()
-            result = search_similar_incidents(text, 5)
+            result = incident_search_similar(query=text, limit=5)
             with stage("formatting"):
                 result.as_text()
             calls.append(Call((time.perf_counter() - started) * 1000, stages))
@@ -218,7 +218,7 @@ def vector_statements(texts: list[str]) -> list[tuple[str, list[Any], int]]:
 
     with connection.execute_wrapper(record):
         for text in texts:
-            search_similar_incidents(text, 5)
+            incident_search_similar(query=text, limit=5)
     return statements
 
 
@@ -371,7 +371,7 @@ def p50(values: list[float]) -> float:
 
 def report_calls(fast: list[Call], slow: list[Call]) -> None:
     fast_ms, slow_ms = [c.ms for c in fast], [c.ms for c in slow]
-    print(f"search_similar_incidents, whole call, {len(fast)} questions (ms):")
+    print(f"incident_search_similar, whole call, {len(fast)} questions (ms):")
     print(f"  HNSW   p50 {p50(fast_ms):6.1f}  p95 {percentile(fast_ms, 0.95):6.1f}")
     print(f"  exact  p50 {p50(slow_ms):6.1f}  p95 {percentile(slow_ms, 0.95):6.1f}"
           "  (vector query a Seq Scan by EXPLAIN on the search's connection;"

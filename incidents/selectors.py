@@ -129,8 +129,8 @@ def incident_best_similarity(*, query: str, version: DatasetVersion | None = Non
 # --- lookup by id ---------------------------------------------------------------
 
 
-def lookup_incident_by_id(
-    incident_id: str, *, version: DatasetVersion | None = None
+def incident_get_by_public_id(
+    *, incident_id: str, version: DatasetVersion | None = None
 ) -> Incident | None:
     """Exact match after normalising dashes, spaces and case."""
     wanted = normalize_incident_id(incident_id)
@@ -145,7 +145,7 @@ def incident_get_by_searched_id(
 ) -> Incident | None:
     """The incident when a search is exactly its id (any dash, any case), else None."""
     wanted = as_incident_id(query)
-    return lookup_incident_by_id(wanted, version=version) if wanted else None
+    return incident_get_by_public_id(incident_id=wanted, version=version) if wanted else None
 
 
 # --- filters parsed from a question ---------------------------------------------
@@ -346,7 +346,7 @@ def _application_named_verbatim(
     return qp.ApplicationMatch((entry.application,), "exact"), entry.application
 
 
-# --- search_similar_incidents ---------------------------------------------------
+# --- incident_search_similar (the search_similar_incidents tool) ---------------
 
 
 @dataclass(frozen=True)
@@ -407,10 +407,10 @@ def _filter_words(value: Any) -> str:
     return str(value)
 
 
-def search_similar_incidents(
+def incident_search_similar(
+    *,
     query: str,
     limit: int = 5,
-    *,
     now: dt.date | None = None,
     version: DatasetVersion | None = None,
 ) -> IncidentSearch:
@@ -491,14 +491,7 @@ def _filtered_chunks(
     return chunks.filter(incident__in=incidents), False
 
 
-def incident_search_similar(
-    *, query: str, limit: int = 5, version: DatasetVersion | None = None
-) -> list[IncidentHit]:
-    """Hits only, for pages that show a plain result list."""
-    return search_similar_incidents(query, limit, version=version).hits
-
-
-# --- get_incidents_by_application -----------------------------------------------
+# --- incident_list_by_application (the get_incidents_by_application tool) -------
 
 
 @dataclass(frozen=True)
@@ -509,11 +502,11 @@ class ApplicationSearch:
     applications: tuple[str, ...] = ()
 
 
-def get_incidents_by_application(
-    app_name: str, limit: int = 5, *, version: DatasetVersion | None = None
+def incident_list_by_application(
+    *, application: str, limit: int = 5, version: DatasetVersion | None = None
 ) -> ApplicationSearch:
     """Case-insensitive exact name, then partial (by words), then semantic; newest first."""
-    match = qp.match_applications(app_name, application_catalog(version))
+    match = qp.match_applications(application, application_catalog(version))
     if match is not None:
         incidents = (
             incident_scope(version)
@@ -521,20 +514,22 @@ def get_incidents_by_application(
             .select_related("version__dataset")
             .order_by(F("occurred_at").desc(nulls_last=True), "incident_id")
         )
-        return ApplicationSearch(app_name, list(incidents[:limit]), match.how, match.applications)
-    hits = _rank_incidents(incident_scope(version), version, app_name, limit)
+        return ApplicationSearch(
+            application, list(incidents[:limit]), match.how, match.applications
+        )
+    hits = _rank_incidents(incident_scope(version), version, application, limit)
     return ApplicationSearch(
-        app_name, [hit.incident for hit in hits], "semantic" if hits else "none"
+        application, [hit.incident for hit in hits], "semantic" if hits else "none"
     )
 
 
-# --- get_recent_incidents -------------------------------------------------------
+# --- incident_list_recent (the get_recent_incidents tool) -----------------------
 
 
-def get_recent_incidents(
+def incident_list_recent(
+    *,
     days: int = 7,
     limit: int = 10,
-    *,
     now: dt.date | None = None,
     version: DatasetVersion | None = None,
 ) -> list[Incident]:

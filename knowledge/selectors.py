@@ -133,13 +133,13 @@ def _filtered_documents(
     return documents
 
 
-def search_knowledge(
+def knowledge_search(
+    *,
     query: str,
     limit: int = 10,
     type_filter: Filter = None,
     service_filter: Filter = None,
     tag_filter: Filter = None,
-    *,
     version: DatasetVersion | None = None,
 ) -> KnowledgeSearch:
     """Hybrid search over knowledge chunks, one hit per document.

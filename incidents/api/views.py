@@ -119,8 +119,8 @@ class IncidentSearchApi(APIView):
     def get(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
-        search = selectors.search_similar_incidents(
-            data.validated_data["q"], data.validated_data["limit"]
+        search = selectors.incident_search_similar(
+            query=data.validated_data["q"], limit=data.validated_data["limit"]
         )
         return Response(self.OutputSerializer(search.as_data()).data)
 

@@ -39,7 +39,7 @@ def two_incidents(tmp_path: Path) -> DatasetVersion:
 def test_search_finds_the_incident_by_meaning(two_incidents: DatasetVersion) -> None:
     hits = incident_search_similar(
         query="merchants are getting forbidden after credentials changed"
-    )
+    ).hits
     assert [h.incident.incident_id for h in hits] == ["INC-2025-08-24-001", "INC-2025-09-01-001"]
     assert hits[0].score > hits[1].score
 
@@ -48,9 +48,9 @@ def test_search_reads_only_active_versions_unless_one_is_pinned(two_incidents, t
     path = tmp_path / "b.jsonl"
     path.write_text(json.dumps(incident_row("INC-2025-10-01-001", title="403 on key rotation")))
     staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
-    active_ids = {h.incident.incident_id for h in incident_search_similar(query="403")}
+    active_ids = {h.incident.incident_id for h in incident_search_similar(query="403").hits}
     pinned_ids = {
-        h.incident.incident_id for h in incident_search_similar(query="403", version=staged)
+        h.incident.incident_id for h in incident_search_similar(query="403", version=staged).hits
     }
     assert active_ids == {"INC-2025-08-24-001", "INC-2025-09-01-001"}
     assert pinned_ids == {"INC-2025-10-01-001"}
@@ -78,8 +78,6 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
     """ "PayU Core timeouts in the last 90 days": PayU Core, in the window, by "timeouts"."""
     import datetime as dt
 
-    from incidents.selectors import search_similar_incidents
-
     rows = [
         incident_row("INC-2025-12-01-001", title="Gateway timeouts under load",
                      impacted_application="PayU Core", occurred_at="2025-12-01"),
@@ -91,8 +89,11 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
     path = tmp_path / "w.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     version, _ = incident_import_file(path=path, dataset_name="w", activate=True)
-    found = search_similar_incidents(
-        "PayU Core timeouts in the last 90 days", 5, now=dt.date(2026, 1, 10), version=version
+    found = incident_search_similar(
+        query="PayU Core timeouts in the last 90 days",
+        limit=5,
+        now=dt.date(2026, 1, 10),
+        version=version,
     )
     assert found.applied.applications == ("PayU Core",)
     assert found.applied.window is not None and not found.expanded
