@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -152,62 +152,142 @@ def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
     return SearchQuery(_or_tsquery(terms), search_type="raw", config="simple")
 
 
+@dataclass(frozen=True)
+class ChunkScope:
+    """Chunks to rank: a chunk model and the WHERE clause that picks them,
+    as SQL on its bare table (None: no chunk at all).
+
+    Candidate queries are raw SQL: the ORM spent more time building them
+    than PostgreSQL spent answering (bench/search_bench.py).
+    """
+
+    model: type[Any]
+    where: tuple[str, list[Any]] | None
+
+    @classmethod
+    def of(cls, chunks: QuerySet[Any]) -> ChunkScope:
+        return cls(chunks.model, _scope_where(chunks))
+
+    @classmethod
+    def in_versions(cls, model: type[Any], version_ids: Sequence[int]) -> ChunkScope:
+        """`of(model.objects.filter(version_id__in=version_ids))`, the same SQL
+        written directly: every unfiltered search asks for it, and building and
+        compiling the QuerySet cost ~1 ms of a 30 ms search (cProfile)."""
+        if not version_ids:
+            return cls(model, None)  # what the ORM's EmptyResultSet means
+        placeholders = ", ".join(["%s"] * len(version_ids))
+        where = f'"{model._meta.db_table}"."version_id" IN ({placeholders})'
+        return cls(model, (where, list(version_ids)))
+
+
+def embed_in_background(query: str) -> Future[str]:
+    """The query's vector literal, computed on the embedding pool.
+
+    The embedding (~5-10 ms of CPU in onnxruntime, which releases the GIL)
+    is the longest single step of a search: callers start it as soon as they
+    know the text, and prepare everything else while it runs.
+    """
+    return submit_staged(_EMBEDDING_POOL, "query embedding", embed_query_literal, query)
+
+
 def chunks_hybrid_rank(
-    chunks: QuerySet[Any], *, parent_field: str, query: str, limit: int, exact: bool = False
+    chunks: QuerySet[Any] | ChunkScope,
+    *,
+    parent_field: str,
+    query: str,
+    limit: int,
+    exact: bool = False,
+    vector: Future[str] | None = None,
 ) -> list[RankedParent]:
     """The best `limit` parents of `chunks` by vector and full-text rank, fused.
 
     Each list is reduced to one rank per parent (its best chunk); reciprocal
-    rank fusion adds 1/(RRF_K + rank) over both lists.
+    rank fusion adds 1/(RRF_K + rank) over both lists. `vector` is the
+    query's embedding when the caller started it (`embed_in_background`).
     """
-    # The query embedding (~5 ms of CPU in onnxruntime, which releases the
-    # GIL) runs while the full-text query waits on PostgreSQL.
-    vector = submit_staged(_EMBEDDING_POOL, "query embedding", embed_query_literal, query)
-    # Both candidate queries share one WHERE clause: compiling it through the
-    # ORM twice cost ~0.5 ms per search (cProfile over bench/search_bench.py).
-    scope = _scope_where(chunks)
+    if vector is None:
+        vector = embed_in_background(query)
+    scope = chunks if isinstance(chunks, ChunkScope) else ChunkScope.of(chunks)
     with stage("full-text query"):
-        text_hits = _text_candidates(chunks, parent_field, query, scope)
+        text_hits = _text_candidates(scope, parent_field, query)
     with stage("waiting for the embedding"):
         vector_literal = vector.result()
-    with stage("vector query"):
-        vector_hits = _vector_candidates(chunks, parent_field, vector_literal, exact, scope)
-    fused = _reciprocal_rank_fusion([vector_hits, text_hits])[:limit]
-    with stage("winners"):
-        chunk_ids = [chunk_id for _, chunk_id, _ in fused]
-        winners = _winning_parents(chunks.model, parent_field, chunk_ids)
-    return [RankedParent(winners[chunk_id], score, winners[chunk_id].winning_text)
-            for _, chunk_id, score in fused]  # fmt: skip
+    if scope.where is None:
+        return []
+    with stage("vector query with winners"):
+        return _fused_winners(scope, parent_field, vector_literal, exact, text_hits, limit)
 
 
-def _reciprocal_rank_fusion(lists: list[list[tuple[int, int]]]) -> list[tuple[int, int, float]]:
-    """(parent, best chunk, score), best first; a parent's first-listed chunk wins."""
-    scores: dict[int, float] = {}
-    best_chunk: dict[int, int] = {}
-    for hits in lists:
-        for rank, (parent_id, chunk_id) in enumerate(hits, start=1):
-            scores[parent_id] = scores.get(parent_id, 0.0) + 1.0 / (RRF_K + rank)
-            best_chunk.setdefault(parent_id, chunk_id)
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
-    return [(parent_id, best_chunk[parent_id], score) for parent_id, score in ordered]
+def _fused_winners(
+    scope: ChunkScope,
+    parent_field: str,
+    vector_literal: str,
+    exact: bool,
+    text_hits: list[tuple[int, int]],
+    limit: int,
+) -> list[RankedParent]:
+    """The vector candidates fused with `text_hits` and the winners' rows, in
+    one statement: the only round trip left once the embedding is known.
 
-
-def _winning_parents(model: type[Any], parent_field: str, chunk_ids: list[int]) -> dict[int, Any]:
-    """Each winning chunk's parent, with the chunk's text as `winning_text`, in one query.
-
-    Raw SQL: the same through select_related cost 0.7 ms more per search
-    (bench/search_bench.py), mostly in building the chunk models.
+    What it computes, in SQL: the nearest VECTOR_CANDIDATES chunks, sorted by
+    distance (relaxed_order may return them slightly out of order; ties keep
+    the order returned); each parent's best chunk, ranked; the full-text
+    (parent, chunk) list, ranked as given; reciprocal rank fusion over both,
+    where a parent in both lists keeps its vector chunk and ties are broken
+    by first listing (vector list first); then the best `limit` parents with
+    their winning chunk's text.
     """
-    if not chunk_ids:
-        return {}
-    parent_model = model._meta.get_field(parent_field).related_model
+    where, params = scope.where or ("FALSE", [])
+    model = scope.model
+    parent_table = model._meta.get_field(parent_field).related_model._meta.db_table
     sql = (
-        f'SELECT p.*, c."id" AS winning_chunk_id, c."text" AS winning_text'  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{parent_model._meta.db_table}" p JOIN "{model._meta.db_table}" c'
-        f' ON c."{parent_field}_id" = p."id" WHERE c."id" = ANY(%s)'
+        f"WITH nearest AS MATERIALIZED ({_nearest_sql(model, parent_field, where, exact)}),"  # noqa: S608 - names are ours, values are parameters
+        " vector AS (SELECT parent_id, chunk_id, row_number() OVER (ORDER BY first) AS rank"
+        " FROM (SELECT DISTINCT ON (parent_id) parent_id, chunk_id, position AS first"
+        " FROM (SELECT parent_id, chunk_id,"
+        " row_number() OVER (ORDER BY distance, returned) AS position FROM nearest) AS sorted"
+        " ORDER BY parent_id, position) AS best),"
+        " text AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[])"
+        " WITH ORDINALITY AS hits(parent_id, chunk_id, rank)),"
+        " fused AS (SELECT coalesce(v.parent_id, t.parent_id) AS parent_id,"
+        " coalesce(v.chunk_id, t.chunk_id) AS chunk_id,"
+        f" coalesce(1::float8 / ({RRF_K:d} + v.rank), 0)"
+        f" + coalesce(1::float8 / ({RRF_K:d} + t.rank), 0) AS score,"
+        " coalesce(v.rank, 1000000000 + t.rank) AS listed"
+        " FROM vector v FULL JOIN text t ON t.parent_id = v.parent_id"
+        " ORDER BY score DESC, listed LIMIT %s)"
+        f' SELECT p.*, f.score AS fused_score, c."text" AS winning_text FROM fused f'
+        f' JOIN "{model._meta.db_table}" c ON c."id" = f.chunk_id'
+        f' JOIN "{parent_table}" p ON p."id" = f.parent_id ORDER BY f.score DESC, f.listed'
     )
-    parents = parent_model._default_manager.raw(sql, [chunk_ids])
-    return {parent.winning_chunk_id: parent for parent in parents}
+    parents, chunk_ids = [p for p, _ in text_hits], [c for _, c in text_hits]
+    parent_model = model._meta.get_field(parent_field).related_model
+    rows = parent_model._default_manager.raw(
+        sql, [vector_literal, *params, parents, chunk_ids, limit]
+    )
+    return [RankedParent(row, row.fused_score, row.winning_text) for row in rows]
+
+
+def _nearest_sql(model: type[Any], parent_field: str, where: str, exact: bool) -> str:
+    """The nearest VECTOR_CANDIDATES chunks: (parent_id, chunk_id, distance,
+    returned), `returned` numbering them in the order PostgreSQL returns them.
+
+    Chunk ids, not texts: a hundred texts cost ~1 ms to send, and only the
+    few winners' texts are read. Parameters: the vector literal, then those
+    of `where`.
+    """
+    distance = EXACT_DISTANCE if exact else INDEXED_DISTANCE
+    nearest = (
+        f'SELECT "{parent_field}_id" AS parent_id, "id" AS chunk_id, {distance} AS distance'  # noqa: S608 - names are ours, values are parameters
+        f' FROM "{model._meta.db_table}" WHERE {where}'
+    )
+    if exact:
+        # Behind OFFSET 0 the ORDER BY cannot reach the HNSW index: PostgreSQL
+        # scans the small scope and sorts it, without a SET LOCAL (and the
+        # transaction it needs: three more round trips).
+        nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
+    nearest += f" ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
+    return f"SELECT *, row_number() OVER () AS returned FROM ({nearest}) AS candidates"  # noqa: S608 - ours
 
 
 def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -219,11 +299,7 @@ def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
-    """The WHERE clause of `chunks` as SQL on its bare table; None if it is empty.
-
-    Candidate queries are raw SQL: the ORM spent more time building them
-    than PostgreSQL spent answering (bench/search_bench.py).
-    """
+    """The WHERE clause of `chunks` as SQL on its bare table; None if it is empty."""
     query = chunks.query
     if any(n for alias, n in query.alias_refcount.items() if alias != query.base_table):
         # A filter through a join: name the rows by primary key instead.
@@ -235,38 +311,6 @@ def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
     except FullResultSet:
         return "TRUE", []
     return sql, list(params)
-
-
-def _vector_candidates(
-    chunks: QuerySet[Any],
-    parent_field: str,
-    vector_literal: str,
-    exact: bool,
-    scope: tuple[str, list[Any]] | None,
-) -> list[tuple[int, int]]:
-    """The nearest chunks' (parent, chunk), one per parent; `scope` is
-    `_scope_where(chunks)`."""
-    if scope is None:
-        return []
-    where, params = scope
-    table = chunks.model._meta.db_table
-    # Chunk ids, not texts: a hundred texts cost ~1 ms to send, and only the
-    # few winners' texts are read (`_winning_parents`).
-    distance = EXACT_DISTANCE if exact else INDEXED_DISTANCE
-    nearest = (
-        f'SELECT "{parent_field}_id", "id", {distance} AS distance'  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{table}" WHERE {where}'
-    )
-    if exact:
-        # Behind OFFSET 0 the ORDER BY cannot reach the HNSW index: PostgreSQL
-        # scans the small scope and sorts it, without a SET LOCAL (and the
-        # transaction it needs: three more round trips).
-        nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
-    nearest += f" ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
-    rows = fetch_rows(nearest, [vector_literal, *params])
-    # relaxed_order may hand rows back slightly out of order: sort them.
-    rows.sort(key=lambda row: row[2])
-    return _best_per_parent([(parent_id, chunk_id) for parent_id, chunk_id, _ in rows])
 
 
 def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
@@ -287,16 +331,13 @@ def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
     return 1.0 - float(rows[0][0]) if rows else 0.0
 
 
-def _text_candidates(
-    chunks: QuerySet[Any], parent_field: str, query: str, scope: tuple[str, list[Any]] | None
-) -> list[tuple[int, int]]:
-    """The best full-text chunks' (parent, chunk), one per parent; `scope` is
-    `_scope_where(chunks)`."""
-    table = chunks.model._meta.db_table
+def _text_candidates(scope: ChunkScope, parent_field: str, query: str) -> list[tuple[int, int]]:
+    """The best full-text chunks' (parent, chunk), one per parent."""
+    table = scope.model._meta.db_table
     terms = rare_terms(query, table)
-    if not terms or scope is None:
+    if not terms or scope.where is None:
         return []
-    where, params = scope
+    where, params = scope.where
     # OFFSET 0 keeps the full-text matches (a few thousand at most, see
     # TERM_ROW_BUDGET) apart from the scope filter: otherwise PostgreSQL ANDs
     # the GIN bitmap with the version index's bitmap of every chunk in the

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -32,9 +33,11 @@ from incidents.models import (
 )
 from incidents.parsing import as_incident_id, normalize_incident_id
 from incidents.ranking import (
+    ChunkScope,
     chunks_best_similarity,
     chunks_hybrid_rank,
     content_words,
+    embed_in_background,
     fetch_rows,
     forget_term_frequencies,
 )
@@ -420,6 +423,10 @@ def incident_search_similar(
     """
     today = now or timezone.localdate()
     filters, rest = parse_incident_filters(query, today=today, version=version)
+    # The embedding is the longest step: start it now for the text ranked
+    # unless every filter is dropped, and check the filters while it runs.
+    likely = query if filters.is_empty else rest
+    vector = embed_in_background(likely) if content_words(likely) else None
     scope = incident_scope(version)
     applied, expanded = filters, False
     for looser in [filters, *relaxed_filters(filters)]:
@@ -429,7 +436,12 @@ def incident_search_similar(
         expanded = True
     text = query if applied.is_empty else rest
     hits = _rank_incidents(
-        applied.apply(scope), version, text, limit, is_filtered=not applied.is_empty
+        applied.apply(scope),
+        version,
+        text,
+        limit,
+        is_filtered=not applied.is_empty,
+        vector=vector if text == likely else None,
     )
     return IncidentSearch(query, hits, filters, expanded, applied)
 
@@ -441,8 +453,12 @@ def _rank_incidents(
     limit: int,
     *,
     is_filtered: bool = False,
+    vector: Future[str] | None = None,
 ) -> list[IncidentHit]:
-    """Hybrid-ranked within `incidents`; by date when no words are left to rank."""
+    """Hybrid-ranked within `incidents`; by date when no words are left to rank.
+
+    `vector` is the embedding of `text` when the caller has started it.
+    """
     if not content_words(text):
         newest = incidents.select_related("version__dataset").order_by(
             F("occurred_at").desc(nulls_last=True), "incident_id"
@@ -450,7 +466,7 @@ def _rank_incidents(
         return [IncidentHit(incident, "", 0.0) for incident in newest[:limit]]
     chunks, small = _filtered_chunks(incidents, version, is_filtered=is_filtered)
     ranked = chunks_hybrid_rank(
-        chunks, parent_field="incident", query=text, limit=limit, exact=small
+        chunks, parent_field="incident", query=text, limit=limit, exact=small, vector=vector
     )
     _attach_versions([r.parent for r in ranked], version)
     return [IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked]
@@ -470,21 +486,23 @@ def _attach_versions(incidents: Iterable[Incident], version: DatasetVersion | No
 
 def _filtered_chunks(
     incidents: QuerySet[Incident], version: DatasetVersion | None, *, is_filtered: bool
-) -> tuple[QuerySet[IncidentChunk], bool]:
+) -> tuple[QuerySet[IncidentChunk] | ChunkScope, bool]:
     """Chunks of `incidents`, and whether they are few enough to rank exactly.
 
     A small set is named by literal ids so PostgreSQL fetches it through the
     foreign-key index and sorts it exactly, rather than walking the HNSW
     graph for a handful of rows.
     """
+    if not is_filtered:
+        # The whole scope, its SQL written without the ORM (ChunkScope.in_versions).
+        whole = ChunkScope.in_versions(IncidentChunk, scope_version_ids(version))
+        # A small scope is ranked exactly: beside a large staged version, a
+        # filtered HNSW walk visits thousands of other versions' nodes
+        # (measured: 127 ms for 100 demo chunks beside 60k others); a scan is < 2 ms.
+        return whole, scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS
     chunks = chunk_scope(version)
     if scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS:
-        # The whole scope is small: beside a large staged version, a filtered
-        # HNSW walk visits thousands of other versions' nodes (measured:
-        # 127 ms for 100 demo chunks beside 60k others); a scan is < 2 ms.
-        return (chunks.filter(incident__in=incidents) if is_filtered else chunks), True
-    if not is_filtered:
-        return chunks, False
+        return chunks.filter(incident__in=incidents), True
     ids = list(incidents.values_list("pk", flat=True)[: EXACT_SEARCH_MAX_INCIDENTS + 1])
     if len(ids) <= EXACT_SEARCH_MAX_INCIDENTS:
         return chunks.filter(incident_id__in=ids), True

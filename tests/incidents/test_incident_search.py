@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.ranking import _scope_where, _vector_candidates
+from incidents.ranking import ChunkScope, _fused_winners
 from incidents.selectors import incident_search_similar
 from incidents.services import incident_import_file
 from tests.factories import incident_row
@@ -60,14 +60,15 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
     """The selector's own query: the index is on half-precision vectors, so a
     query with any other distance expression would scan the whole table."""
     with CaptureQueriesContext(connection) as captured:
-        chunks = IncidentChunk.objects.all()
+        scope = ChunkScope.of(IncidentChunk.objects.all())
         vector = str([0.05] * 384)
-        _vector_candidates(chunks, "incident", vector, exact=False, scope=_scope_where(chunks))
+        _fused_winners(scope, "incident", vector, exact=False, text_hits=[], limit=5)
+    statement = captured.captured_queries[-1]["sql"]
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan
         # the planner picks on a real-sized table.
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(f"EXPLAIN {captured.captured_queries[-1]['sql']}")
+        cursor.execute(f"EXPLAIN {statement}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "incidents_chunk_embedding_hnsw" in plan
 
