@@ -17,11 +17,10 @@ Then, over 200 questions (the dev questions and eval incident titles):
     ratio; the exact run is checked to scan (EXPLAIN of the search's own
     vector query on its connection, and no HNSW index scan counted), or the
     bench exits non-zero;
-  - the ranking query (one statement: vector and full-text candidates,
-    their fusion, the winners' rows) under EXPLAIN ANALYZE, HNSW and exact,
-    and ratio;
+  - the vector query (one statement with the fusion and the winners' rows)
+    under EXPLAIN ANALYZE, HNSW and exact, and ratio;
   - the HNSW whole call by stage at p50 (embedding, full-text query with
-    its lexeme query, the ranking query, formatting, the rest), against
+    its lexeme query, vector query with winners, formatting, the rest), against
     the goal p50 <= embedding p50 + 8 ms, p95 <= 2 x p50;
   - the plan of the selector's own exact path (a small filtered scope);
   - recall@10 of the HNSW nearest neighbours against exact search: on all
@@ -70,7 +69,7 @@ MAX_BLEND = 0.6  # weight of a random other incident's chunk blended in
 SQL_SAMPLE = 50  # questions whose vector query is EXPLAIN ANALYZEd in each mode
 FLOOR_MARGIN_MS = 8.0  # issue 19: whole call p50 <= query embedding p50 + 8 ms
 # The stages run on the calling thread (the embedding runs beside them).
-CALL_STAGES = ("full-text terms", "waiting for the embedding", "ranking query",
+CALL_STAGES = ("full-text query", "waiting for the embedding", "vector query with winners",
                "formatting")  # fmt: skip
 INDEX = next(i for i in IncidentChunk._meta.indexes if i.name == "incidents_chunk_embedding_hnsw")
 
@@ -384,7 +383,7 @@ def report_calls(fast: list[Call], slow: list[Call]) -> None:
 
 
 def report_sql(fast: list[float], slow: list[float]) -> None:
-    print(f"the ranking query, EXPLAIN ANALYZE, {len(fast)} questions (ms):")
+    print(f"the vector query with winners, EXPLAIN ANALYZE, {len(fast)} questions (ms):")
     print(f"  HNSW   p50 {p50(fast):6.1f}  p95 {percentile(fast, 0.95):6.1f}")
     print(f"  exact  p50 {p50(slow):6.1f}  p95 {percentile(slow, 0.95):6.1f}")
     print(f"  exact/HNSW p50 ratio, SQL {p50(slow) / p50(fast):.1f}x")
@@ -401,11 +400,11 @@ def report_stages(calls: list[Call]) -> None:
     whole = [c.ms for c in calls]
     embedding = p50(ms("query embedding"))
     print(f"HNSW whole call by stage, medians over {len(calls)} calls (ms):")
-    beside = "query embedding (pool thread, beside the full-text terms)"
+    beside = "query embedding (pool thread, beside the full-text query)"
     print(f"  {beside:58} {embedding:6.2f}")
     for name in CALL_STAGES:
         print(f"  {name:58} {p50(ms(name)):6.2f}")
-        if name == "full-text terms":  # the lexeme query is inside it
+        if name == "full-text query":  # the lexeme query is inside it
             print(f"  {'  of which the lexeme query':58} {p50(ms('lexeme query')):6.2f}")
     print(f"  {'Python overhead (the rest of the call)':58} {p50(rest):6.2f}")
     print(f"  {'whole call':58} {p50(whole):6.2f}")

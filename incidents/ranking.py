@@ -208,15 +208,14 @@ def chunks_hybrid_rank(
     if vector is None:
         vector = embed_in_background(query)
     scope = chunks if isinstance(chunks, ChunkScope) else ChunkScope.of(chunks)
-    with stage("full-text terms"):
-        terms = rare_terms(query, scope.model._meta.db_table)
+    with stage("full-text query"):
+        text_hits = _text_candidates(scope, parent_field, query)
     with stage("waiting for the embedding"):
         vector_literal = vector.result()
     if scope.where is None:
         return []
-    with stage("ranking query"):
-        tsquery = _or_tsquery(terms) if terms else None
-        return _fused_winners(scope, parent_field, vector_literal, exact, tsquery, limit)
+    with stage("vector query with winners"):
+        return _fused_winners(scope, parent_field, vector_literal, exact, text_hits, limit)
 
 
 def _fused_winners(
@@ -224,32 +223,32 @@ def _fused_winners(
     parent_field: str,
     vector_literal: str,
     exact: bool,
-    tsquery: str | None,
+    text_hits: list[tuple[int, int]],
     limit: int,
 ) -> list[RankedParent]:
-    """Both candidate lists, their fusion and the winners' rows in one
-    statement: the only round trip once the embedding and the question's
-    terms are known (under load each round trip cost 5-10 ms; the full-text
-    candidates take about 1 ms of PostgreSQL's time at 100k incidents).
+    """The vector candidates fused with `text_hits` and the winners' rows, in
+    one statement: the only round trip left once the embedding is known.
 
-    What it computes, in SQL, as the Python version did: the nearest
-    VECTOR_CANDIDATES chunks sorted by distance (relaxed_order may return
-    them slightly out of order; ties keep the order returned) and the best
-    TEXT_CANDIDATES full-text chunks by ts_rank; in each list every
-    parent's first chunk, ranked; reciprocal rank fusion over both, where a
-    parent in both lists keeps its vector chunk and ties go to the parent
-    listed first (vector list first); then the best `limit` parents with
+    What it computes, in SQL: the nearest VECTOR_CANDIDATES chunks, sorted by
+    distance (relaxed_order may return them slightly out of order; ties keep
+    the order returned); each parent's best chunk, ranked; the full-text
+    (parent, chunk) list, ranked as given; reciprocal rank fusion over both,
+    where a parent in both lists keeps its vector chunk and ties are broken
+    by first listing (vector list first); then the best `limit` parents with
     their winning chunk's text.
     """
     where, params = scope.where or ("FALSE", [])
     model = scope.model
-    parent_model = model._meta.get_field(parent_field).related_model
-    text = _text_sql(model, parent_field, where) if tsquery else _NO_TEXT_SQL
+    parent_table = model._meta.get_field(parent_field).related_model._meta.db_table
     sql = (
         f"WITH nearest AS MATERIALIZED ({_nearest_sql(model, parent_field, where, exact)}),"  # noqa: S608 - names are ours, values are parameters
-        f" matching AS MATERIALIZED ({text}),"
-        f" vector AS ({_RANKED_PARENTS_SQL.format(hits='nearest')}),"
-        f" text AS ({_RANKED_PARENTS_SQL.format(hits='matching')}),"
+        " vector AS (SELECT parent_id, chunk_id, row_number() OVER (ORDER BY first) AS rank"
+        " FROM (SELECT DISTINCT ON (parent_id) parent_id, chunk_id, position AS first"
+        " FROM (SELECT parent_id, chunk_id,"
+        " row_number() OVER (ORDER BY distance, returned) AS position FROM nearest) AS sorted"
+        " ORDER BY parent_id, position) AS best),"
+        " text AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[])"
+        " WITH ORDINALITY AS hits(parent_id, chunk_id, rank)),"
         " fused AS (SELECT coalesce(v.parent_id, t.parent_id) AS parent_id,"
         " coalesce(v.chunk_id, t.chunk_id) AS chunk_id,"
         f" coalesce(1::float8 / ({RRF_K:d} + v.rank), 0)"
@@ -259,41 +258,27 @@ def _fused_winners(
         " ORDER BY score DESC, listed LIMIT %s)"
         f' SELECT p.*, f.score AS fused_score, c."text" AS winning_text FROM fused f'
         f' JOIN "{model._meta.db_table}" c ON c."id" = f.chunk_id'
-        f' JOIN "{parent_model._meta.db_table}" p ON p."id" = f.parent_id'
-        " ORDER BY f.score DESC, f.listed"
+        f' JOIN "{parent_table}" p ON p."id" = f.parent_id ORDER BY f.score DESC, f.listed'
     )
-    text_params = [tsquery, *params, tsquery] if tsquery else []
-    rows = parent_model._default_manager.raw(sql, [vector_literal, *params, *text_params, limit])
+    parents, chunk_ids = [p for p, _ in text_hits], [c for _, c in text_hits]
+    parent_model = model._meta.get_field(parent_field).related_model
+    rows = parent_model._default_manager.raw(
+        sql, [vector_literal, *params, parents, chunk_ids, limit]
+    )
     return [RankedParent(row, row.fused_score, row.winning_text) for row in rows]
 
 
-# Each parent once, by its first chunk in `sort_key` order (`returned`
-# numbers the rows in the order PostgreSQL returned them), ranked from 1.
-_RANKED_PARENTS_SQL = (
-    "SELECT parent_id, chunk_id, row_number() OVER (ORDER BY first) AS rank"
-    " FROM (SELECT DISTINCT ON (parent_id) parent_id, chunk_id, position AS first"
-    " FROM (SELECT parent_id, chunk_id,"
-    " row_number() OVER (ORDER BY sort_key, returned) AS position FROM {hits}) AS sorted"
-    " ORDER BY parent_id, position) AS best"
-)
-_NO_TEXT_SQL = (
-    "SELECT NULL::bigint AS parent_id, NULL::bigint AS chunk_id,"
-    " NULL::float8 AS sort_key, NULL::bigint AS returned WHERE FALSE"
-)
-
-
 def _nearest_sql(model: type[Any], parent_field: str, where: str, exact: bool) -> str:
-    """The nearest VECTOR_CANDIDATES chunks: (parent_id, chunk_id, sort_key
-    (the distance), returned), `returned` numbering them in the order
-    PostgreSQL returns them. Parameters: the vector literal, then those of
-    `where`.
+    """The nearest VECTOR_CANDIDATES chunks: (parent_id, chunk_id, distance,
+    returned), `returned` numbering them in the order PostgreSQL returns them.
 
     Chunk ids, not texts: a hundred texts cost ~1 ms to send, and only the
-    few winners' texts are read.
+    few winners' texts are read. Parameters: the vector literal, then those
+    of `where`.
     """
     distance = EXACT_DISTANCE if exact else INDEXED_DISTANCE
     nearest = (
-        f'SELECT "{parent_field}_id" AS parent_id, "id" AS chunk_id, {distance} AS sort_key'  # noqa: S608 - names are ours, values are parameters
+        f'SELECT "{parent_field}_id" AS parent_id, "id" AS chunk_id, {distance} AS distance'  # noqa: S608 - names are ours, values are parameters
         f' FROM "{model._meta.db_table}" WHERE {where}'
     )
     if exact:
@@ -301,28 +286,16 @@ def _nearest_sql(model: type[Any], parent_field: str, where: str, exact: bool) -
         # scans the small scope and sorts it, without a SET LOCAL (and the
         # transaction it needs: three more round trips).
         nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
-    nearest += f" ORDER BY sort_key LIMIT {VECTOR_CANDIDATES:d}"
+    nearest += f" ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
     return f"SELECT *, row_number() OVER () AS returned FROM ({nearest}) AS candidates"  # noqa: S608 - ours
 
 
-def _text_sql(model: type[Any], parent_field: str, where: str) -> str:
-    """The best TEXT_CANDIDATES full-text chunks: (parent_id, chunk_id,
-    sort_key (0: they come ranked), returned). Parameters: the tsquery,
-    those of `where`, the tsquery again."""
-    table = model._meta.db_table
-    # OFFSET 0 keeps the full-text matches (a few thousand at most, see
-    # TERM_ROW_BUDGET) apart from the scope filter: otherwise PostgreSQL ANDs
-    # the GIN bitmap with the version index's bitmap of every chunk in the
-    # version, which took longer than ranking the matches (8 ms vs 2.5 ms).
-    ranked = (
-        f'SELECT "{parent_field}_id" AS parent_id, "id" AS chunk_id FROM (SELECT * FROM "{table}"'  # noqa: S608 - names are ours, values are parameters
-        " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
-        f' AS "{table}" WHERE {where}'
-        " ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC"
-        f" LIMIT {TEXT_CANDIDATES:d}"
-    )
-    numbered = "SELECT *, 0::float8 AS sort_key, row_number() OVER () AS returned"
-    return f"{numbered} FROM ({ranked}) AS ranked"
+def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(parent, chunk) pairs, each parent once with its best (first) chunk."""
+    seen: dict[int, int] = {}
+    for parent_id, chunk_id in rows:
+        seen.setdefault(parent_id, chunk_id)
+    return list(seen.items())
 
 
 def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
@@ -356,6 +329,28 @@ def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
     )
     rows = fetch_rows(nearest, [embed_query_literal(query), *params])
     return 1.0 - float(rows[0][0]) if rows else 0.0
+
+
+def _text_candidates(scope: ChunkScope, parent_field: str, query: str) -> list[tuple[int, int]]:
+    """The best full-text chunks' (parent, chunk), one per parent."""
+    table = scope.model._meta.db_table
+    terms = rare_terms(query, table)
+    if not terms or scope.where is None:
+        return []
+    where, params = scope.where
+    # OFFSET 0 keeps the full-text matches (a few thousand at most, see
+    # TERM_ROW_BUDGET) apart from the scope filter: otherwise PostgreSQL ANDs
+    # the GIN bitmap with the version index's bitmap of every chunk in the
+    # version, which took longer than ranking the matches (8 ms vs 2.5 ms).
+    ranked = (
+        f'SELECT "{parent_field}_id", "id" FROM (SELECT * FROM "{table}"'  # noqa: S608 - names are ours, values are parameters
+        " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
+        f' AS "{table}" WHERE {where}'
+        " ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC"
+        f" LIMIT {TEXT_CANDIDATES:d}"
+    )
+    tsquery = _or_tsquery(terms)
+    return _best_per_parent(fetch_rows(ranked, [tsquery, *params, tsquery]))
 
 
 def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:

@@ -62,7 +62,7 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
     with CaptureQueriesContext(connection) as captured:
         scope = ChunkScope.of(IncidentChunk.objects.all())
         vector = str([0.05] * 384)
-        _fused_winners(scope, "incident", vector, exact=False, tsquery="'403'", limit=5)
+        _fused_winners(scope, "incident", vector, exact=False, text_hits=[], limit=5)
     statement = captured.captured_queries[-1]["sql"]
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan
