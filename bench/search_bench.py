@@ -25,20 +25,28 @@ Then, over 200 questions (the dev questions and eval incident titles):
   - the plan of the selector's own exact path (a small filtered scope);
   - recall@10 of the HNSW nearest neighbours against exact search: on all
     chunks, on the active version (1 of 3), and on one application.
-The bench dataset is deleted at the end. Usage:
+  - CPU per call of this process (the embedding included) and of the
+    PostgreSQL backend serving it, from /proc: steadier than wall time on a
+    shared machine.
+With --calls-only, only the HNSW whole calls, their stages and CPU per call
+(for interleaving runs of two checkouts on one kept dataset). The bench
+dataset is deleted at the end unless --keep. Usage:
   python bench/search_bench.py [--incidents 100000] [--questions 200] [--keep] [--reuse]
+                               [--calls-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -333,6 +341,31 @@ def recall_at_10(texts: list[str], scope: dict) -> float:
     return statistics.mean(recalls)
 
 
+@dataclass
+class Cpu:
+    """CPU seconds so far of this process and of the connection's backend."""
+
+    process: float
+    backend: float
+
+    @classmethod
+    def now(cls) -> Cpu:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            row = cursor.fetchone()
+        assert row is not None
+        # /proc/<pid>/stat: utime and stime are fields 14 and 15 (after the name).
+        fields = Path(f"/proc/{row[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        backend = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cls(time.process_time(), backend)
+
+
+def report_cpu(before: Cpu, after: Cpu, calls: int) -> None:
+    process = (after.process - before.process) * 1000 / calls
+    backend = (after.backend - before.backend) * 1000 / calls
+    print(f"CPU per call: this process {process:.2f} ms, PostgreSQL {backend:.2f} ms")
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(int(share * len(ordered)), len(ordered) - 1)]
@@ -421,6 +454,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--keep", action="store_true", help="keep the bench dataset")
     parser.add_argument("--reuse", action="store_true", help="reuse a kept bench dataset")
+    parser.add_argument(
+        "--calls-only", action="store_true", help="only the HNSW whole calls, stages and CPU"
+    )
     args = parser.parse_args()
 
     connection.ensure_connection()
@@ -430,9 +466,15 @@ def main() -> None:
     texts = questions(args.questions, sources)
 
     try:
-        check_exact(texts)
         timed_searches(texts[:10])  # warm caches
+        cpu = Cpu.now()
         fast = timed_searches(texts)
+        cpu_fast = Cpu.now()
+        if args.calls_only:
+            report_stages(fast)
+            report_cpu(cpu, cpu_fast, len(fast))
+            return
+        check_exact(texts)
         scans_before = hnsw_index_scans()
         with exact_scans():
             slow = timed_searches(texts)
@@ -447,6 +489,7 @@ def main() -> None:
         statements = vector_statements(texts[:SQL_SAMPLE])
         report_sql(sql_times(statements, exact=False), sql_times(statements, exact=True))
         report_stages(fast)
+        report_cpu(cpu, cpu_fast, len(fast))
         plan = check_selector_exact_path(active)
         print(f"selector's exact path (one application, OFFSET 0): {plan}")
         sample = texts[:100]
