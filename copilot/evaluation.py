@@ -113,36 +113,36 @@ def run_tool(
         "lookup_incident_by_id": lambda: _ids_of_lookup(args, corpus),
         "search_similar_incidents": lambda: (
             h.incident.incident_id
-            for h in incident_selectors.search_similar_incidents(
-                args["query"],
-                args["limit"],
+            for h in incident_selectors.incident_search_similar(
+                query=args["query"],
+                limit=args["limit"],
                 now=today,
                 version=corpus.incidents,
             ).hits
         ),
         "get_incidents_by_application": lambda: (
             i.incident_id
-            for i in incident_selectors.get_incidents_by_application(
-                args["app_name"],
-                args["limit"],
+            for i in incident_selectors.incident_list_by_application(
+                application=args["app_name"],
+                limit=args["limit"],
                 version=corpus.incidents,
             ).incidents
         ),
         "get_recent_incidents": lambda: (
             i.incident_id
-            for i in incident_selectors.get_recent_incidents(
-                args["days"],
-                args["limit"],
+            for i in incident_selectors.incident_list_recent(
+                days=args["days"],
+                limit=args["limit"],
                 now=today,
                 version=corpus.incidents,
             )
         ),
         "search_knowledge": lambda: (
             h.document.doc_id
-            for h in knowledge_selectors.search_knowledge(
-                args["query"],
-                args["limit"],
-                args.get("type_filter"),
+            for h in knowledge_selectors.knowledge_search(
+                query=args["query"],
+                limit=args["limit"],
+                type_filter=args.get("type_filter"),
                 version=corpus.knowledge,
             ).hits
         ),
@@ -157,8 +157,8 @@ def _defaults(tool: str) -> dict[str, Any]:
 
 
 def _ids_of_lookup(args: dict[str, Any], corpus: Corpus) -> list[str]:
-    incident = incident_selectors.lookup_incident_by_id(
-        args["incident_id"], version=corpus.incidents
+    incident = incident_selectors.incident_get_by_public_id(
+        incident_id=args["incident_id"], version=corpus.incidents
     )
     return [incident.incident_id] if incident else []
 

@@ -21,7 +21,7 @@ from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.parsing import INCIDENT_ID_RE
-from incidents.selectors import chunks_best_similarity, chunks_hybrid_rank, content_words
+from incidents.ranking import chunks_best_similarity, chunks_hybrid_rank, content_words
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
@@ -133,13 +133,13 @@ def _filtered_documents(
     return documents
 
 
-def search_knowledge(
+def knowledge_search(
+    *,
     query: str,
     limit: int = 10,
     type_filter: Filter = None,
     service_filter: Filter = None,
     tag_filter: Filter = None,
-    *,
     version: DatasetVersion | None = None,
 ) -> KnowledgeSearch:
     """Hybrid search over knowledge chunks, one hit per document.

@@ -172,14 +172,14 @@ def reported_incident_id(today: dt.date, message_id: int) -> str:
 def memory_retrieval(ctx: IntakeContext) -> str:
     """Similar past incidents and matching documents, by the copilot's own selectors."""
     query = _search_text(ctx)
-    search = incident_selectors.search_similar_incidents(query, SIMILAR_LIMIT)
+    search = incident_selectors.incident_search_similar(query=query, limit=SIMILAR_LIMIT)
     ctx.similar = [
         incident_data(
             hit.incident, score=round(hit.score, 4), dataset=hit.incident.version.dataset.name
         )
         for hit in search.hits
     ]
-    ctx.documents = knowledge_selectors.search_knowledge(query, KNOWLEDGE_LIMIT).hits
+    ctx.documents = knowledge_selectors.knowledge_search(query=query, limit=KNOWLEDGE_LIMIT).hits
     if not ctx.incident.get("service"):
         ctx.incident["service"] = _service_from_similar(ctx.similar)
     return f"{len(ctx.similar)} incidents, {len(ctx.documents)} documents"

@@ -10,7 +10,7 @@ from copilot.intake.services import intake_reply
 from copilot.models import AgentRun, Conversation, Decision, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from incidents.models import Incident
-from incidents.selectors import search_similar_incidents
+from incidents.selectors import incident_search_similar
 from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
@@ -128,7 +128,7 @@ def test_a_reported_incident_is_found_by_later_searches(alice: User) -> None:
     data = intake_data(
         say(conversation, alice, "Refund webhooks to merchants are failing with 500 since 09:30")
     )
-    found = search_similar_incidents("refund webhooks failing with 500", 5).hits
+    found = incident_search_similar(query="refund webhooks failing with 500", limit=5).hits
     assert data["incident"]["incident_id"] in [hit.incident.incident_id for hit in found]
 
 
