@@ -160,6 +160,8 @@ def knowledge_search(
         )
     chunks = KnowledgeChunk.objects.filter(document__in=documents)
     ranked = chunks_hybrid_rank(chunks, parent_field="document", query=query, limit=limit)
+    if asks_what_to_do(query):
+        ranked = _actionable_first(ranked)
     top = ranked[0].score if ranked else 1.0
     texts = [r.chunk_text for r in ranked]
     if asks_what_to_do(query):
@@ -179,7 +181,8 @@ _WHAT_TO_DO_RE = re.compile(
     r"\b(?:what\s+(?:do|should|can)\s+(?:i|we|you)\s+do|what\s+now|what\s+to\s+do|"
     r"how\s+(?:do|should|can|would)\s+(?:i|we)|next\s+steps?|first\s+steps?|steps?\s+to|"
     r"procedure|checklist|playbook|how\s+to\s+(?:handle|fix|stop|recover|respond|mitigate)|"
-    r"first\s+\d+\s+min\w*)\b",
+    r"first\s+\d+\s+min\w*|what\s+(?:do|should|can)\s+(?:i|we)\s+check|where\s+do\s+(?:i|we)\s+start|"
+    r"now\s+what|ideas|advice|pointers|suggestions)\b",
     re.IGNORECASE,
 )
 # Headings of the sections that say what to do, as runbooks and known issues name them.
@@ -189,6 +192,21 @@ _ACTION_HEADING_RE = re.compile(
     r"during)\b",
     re.IGNORECASE,
 )
+
+
+# Asked what to do, a runbook or known issue says it; an incident review or an
+# architecture note only explains. Their fused score counts this much less then.
+EXPLAINING_TYPES_WEIGHT = 0.95
+_EXPLAINING_TYPES = {"postmortem", "architecture"}
+
+
+def _actionable_first(ranked: list[Any]) -> list[Any]:
+    def weighted(hit: Any) -> float:
+        return hit.score * (
+            EXPLAINING_TYPES_WEIGHT if hit.parent.type in _EXPLAINING_TYPES else 1.0
+        )
+
+    return sorted(ranked, key=weighted, reverse=True)
 
 
 def asks_what_to_do(query: str) -> bool:

@@ -110,3 +110,24 @@ def test_a_known_issue_is_quoted_with_its_workaround(tmp_path: Path) -> None:
     preview = knowledge_search(query="jobs in local time do not run in spring").hits[0].preview
     assert "Jobs scheduled in local time" in preview
     assert preview.endswith("Workaround: Run the missed batch by hand with the payout CLI.")
+
+
+def test_asked_what_to_do_a_runbook_outranks_an_incident_review(tmp_path: Path) -> None:
+    review = {
+        "doc_id": "KB-PM-050", "title": "Incident review: waf rule releases that pinned cpu",
+        "type": "postmortem", "services": ["Edge"], "tags": ["waf", "cpu"],
+        "body": "## Pattern\nEvery waf rule release that pinned cpu at 100% on the edge nodes "
+                "came from one rule with catastrophic backtracking.",
+    }  # fmt: skip
+    runbook = {
+        "doc_id": "KB-RB-050", "title": "Runbook: cpu exhaustion on the waf",
+        "type": "runbook", "services": ["Edge"], "tags": ["waf", "cpu"],
+        "body": "## Actions\n1. Roll back the latest rule release.\n2. Profile one edge node.",
+    }  # fmt: skip
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in (review, runbook)))
+    knowledge_import_file(path=path, dataset_name="kb-types", activate=True)
+    question = "cpu pinned at 100% on every waf node after the rule release"
+    assert knowledge_search(query=question).hits[0].document.doc_id == "KB-PM-050"
+    asked = knowledge_search(query=f"{question}, what do I check first?").hits
+    assert asked[0].document.doc_id == "KB-RB-050"
