@@ -21,7 +21,12 @@ from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.parsing import INCIDENT_ID_RE
-from incidents.ranking import chunks_best_similarity, chunks_hybrid_rank, content_words
+from incidents.ranking import (
+    RankedParent,
+    chunks_best_similarity,
+    chunks_hybrid_rank,
+    content_words,
+)
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
@@ -200,11 +205,10 @@ EXPLAINING_TYPES_WEIGHT = 0.95
 _EXPLAINING_TYPES = {"postmortem", "architecture"}
 
 
-def _actionable_first(ranked: list[Any]) -> list[Any]:
-    def weighted(hit: Any) -> float:
-        return hit.score * (
-            EXPLAINING_TYPES_WEIGHT if hit.parent.type in _EXPLAINING_TYPES else 1.0
-        )
+def _actionable_first(ranked: list[RankedParent]) -> list[RankedParent]:
+    def weighted(hit: RankedParent) -> float:
+        explains = hit.parent.type in _EXPLAINING_TYPES
+        return hit.score * (EXPLAINING_TYPES_WEIGHT if explains else 1.0)
 
     return sorted(ranked, key=weighted, reverse=True)
 
