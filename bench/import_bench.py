@@ -22,13 +22,9 @@ from bootstrap import EVAL_DIR
 
 from incidentdesk.embeddings import embed_texts
 from incidents.importers import SourceRow, parse_incident
+from incidents.importing import INCIDENT_SPEC, rows_import
 from incidents.models import Dataset
-from incidents.services import (
-    INCIDENT_SPEC,
-    dataset_get_or_create,
-    dataset_version_get_or_create,
-    rows_import,
-)
+from incidents.services import dataset_get_or_create, dataset_version_get_or_create
 
 BENCH_DATASET = "bench-import"
 

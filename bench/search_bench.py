@@ -49,6 +49,7 @@ from incidentdesk import embeddings
 from incidentdesk.stages import StageTimes, stage
 from incidents import selectors
 from incidents.importers import SourceRow, parse_incident
+from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, DatasetVersion, IncidentChunk
 from incidents.selectors import (
     EXACT_DISTANCE,
@@ -60,7 +61,7 @@ from incidents.selectors import (
     incident_scope,
     search_similar_incidents,
 )
-from incidents.services import INCIDENT_SPEC, dataset_version_activate
+from incidents.services import dataset_version_activate
 
 DATASET = "bench-search"
 APPLICATIONS = 60

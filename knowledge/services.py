@@ -13,14 +13,10 @@ from django.utils import timezone
 from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import StaffOnlyError
 from incidents import importers
+from incidents.importing import ImportResult, ImportSpec, content_hash
 from incidents.models import Dataset, DatasetVersion
 from incidents.parsing import knowledge_chunk_texts
-from incidents.services import (
-    ImportResult,
-    ImportSpec,
-    content_hash,
-    dataset_import_rows,
-)
+from incidents.services import dataset_import_rows
 from knowledge.importers import parse_document, read_markdown_folder
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 

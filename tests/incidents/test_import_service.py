@@ -10,13 +10,9 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from incidents.importers import SourceRow
+from incidents.importing import INCIDENT_SPEC, index_drop_pays_off, rows_import
 from incidents.models import DatasetVersion, Incident, IncidentChunk
-from incidents.services import (
-    INCIDENT_SPEC,
-    incident_import,
-    incident_import_file,
-    index_drop_pays_off,
-)
+from incidents.services import incident_import_file
 from tests.factories import DatasetVersionFactory, incident_row
 
 pytestmark = pytest.mark.django_db
@@ -136,8 +132,8 @@ def test_a_large_import_drops_the_shared_index_only_into_a_smaller_table(setting
     the whole table: worth it only when the load outweighs what the table holds."""
     settings.IMPORT_REBUILD_INDEX_THRESHOLD = 2
     version = DatasetVersionFactory()
-    incident_import(version=version, rows=[SourceRow(n, incident_row(f"INC-2025-01-01-00{n}"))
-                                           for n in range(1, 4)])  # fmt: skip
+    rows = [SourceRow(n, incident_row(f"INC-2025-01-01-00{n}")) for n in range(1, 4)]
+    rows_import(spec=INCIDENT_SPEC, version=version, rows=rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE incidents_incidentchunk")  # rolled back with the test
     chunks = IncidentChunk.objects.count()
