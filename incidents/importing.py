@@ -16,7 +16,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -46,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 BATCH_ROWS = 64
 ProgressCallback = Callable[[int, int, int], None]
+Changed = tuple[ParsedRow, str, int | None]  # a row to write, its new hash, its existing pk
 # The database itself is gone: no row is to blame, the import stops.
 CONNECTION_ERRORS = (OperationalError, InterfaceError)
 
@@ -93,25 +94,39 @@ def content_hash(parsed: ParsedRow) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def validate_rows(
-    spec: ImportSpec, rows: Iterable[SourceRow]
-) -> tuple[list[ParsedRow], list[RowError]]:
+@dataclass
+class CheckedRows:
+    """What validation keeps of each valid row: its key, place in the file and content hash.
+
+    Little per row (the rows themselves are read again to be written), so a
+    file of any size is imported in bounded memory.
+    """
+
+    valid: dict[str, tuple[int, int, str]] = field(default_factory=dict)  # key: index, line, hash
+    errors: list[RowError] = field(default_factory=list)
+
+
+def rereadable(rows: Iterable[SourceRow]) -> Iterable[SourceRow]:
+    """Rows that can be read twice: a file's `RowFile` or a list, else a list of them."""
+    return list(rows) if iter(rows) is rows else rows
+
+
+def validate_rows(spec: ImportSpec, rows: Iterable[SourceRow]) -> CheckedRows:
     """Step 1: parse every row; a key seen twice in one file is an error."""
-    valid: dict[str, ParsedRow] = {}
-    errors: list[RowError] = []
-    for row in rows:
+    checked = CheckedRows()
+    for index, row in enumerate(rows):
         parsed, row_errors = _parse_row(spec, row)
-        errors.extend(row_errors)
+        checked.errors.extend(row_errors)
         if parsed is None:
             continue
-        if parsed.key in valid:
-            first = valid[parsed.key].line
-            errors.append(
+        if parsed.key in checked.valid:
+            first = checked.valid[parsed.key][1]
+            checked.errors.append(
                 RowError(row.line, spec.key_field, f"duplicate {parsed.key}, first on line {first}")
             )
             continue
-        valid[parsed.key] = parsed
-    return list(valid.values()), errors
+        checked.valid[parsed.key] = (index, row.line, content_hash(parsed))
+    return checked
 
 
 def _parse_row(spec: ImportSpec, row: SourceRow) -> tuple[ParsedRow | None, list[RowError]]:
@@ -134,8 +149,13 @@ def rows_import(
     version: DatasetVersion,
     rows: Iterable[SourceRow],
     on_progress: ProgressCallback | None = None,
+    checked: CheckedRows | None = None,
 ) -> ImportResult:
     """Upsert rows into `version` by key; embed only what changed.
+
+    The rows are read twice, to validate (unless `checked` is that already
+    done) and then to write the changed ones a batch at a time, so only a
+    batch is ever held, whatever the file's size.
 
     Into an active version the whole import is one transaction, so a crash
     leaves search exactly as it was. Into any other version each batch
@@ -144,15 +164,17 @@ def rows_import(
     `failed` (never activated either) when an error stops it half-way.
     """
     started = time.perf_counter()
-    parsed, errors = validate_rows(spec, rows)
-    result = ImportResult(failed=len({e.line for e in errors}), errors=errors)
+    rows = rereadable(rows)
+    if checked is None:
+        checked = validate_rows(spec, rows)
+    result = ImportResult(failed=len({e.line for e in checked.errors}), errors=checked.errors)
     is_active = version.status == DatasetVersion.Status.ACTIVE
     outer: AbstractContextManager[Any] = transaction.atomic() if is_active else nullcontext()
     try:
         with outer:
             if not is_active:
                 _set_status(version, DatasetVersion.Status.BUILDING)
-            _write_rows(spec, version, parsed, result, on_progress)
+            _write_rows(spec, version, rows, checked, result, on_progress)
             if not is_active:
                 _set_status(version, DatasetVersion.Status.READY)
             dataset_version_refresh_counts(version=version)
@@ -180,26 +202,28 @@ def _set_status(version: DatasetVersion, status: str) -> None:
 def _write_rows(
     spec: ImportSpec,
     version: DatasetVersion,
-    parsed: Sequence[ParsedRow],
+    rows: Iterable[SourceRow],
+    checked: CheckedRows,
     result: ImportResult,
     on_progress: ProgressCallback | None,
 ) -> None:
     """Steps 2-4: classify by hash, then embed batch n+1 while writing batch n."""
-    changed = _classify(spec, version, parsed, result)
-    total = len(parsed) + result.failed
+    changed = _classify(spec, version, checked, result)
+    total = len(checked.valid) + result.failed
     done = result.unchanged + result.failed
     if on_progress:
         on_progress(done, total, result.failed)
     if not _in_transaction() and index_drop_pays_off(spec=spec, rows=len(changed)):
         _drop_index(spec.hnsw_index)
     try:
-        batches = [changed[i : i + BATCH_ROWS] for i in range(0, len(changed), BATCH_ROWS)]
+        batches = _changed_batches(spec, rows, changed)
         with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = _embed_batch(pool, spec, batches[0]) if batches else None
-            for number, batch in enumerate(batches):
-                texts, vectors = pending.result() if pending else ([], np.zeros(0))
-                if number + 1 < len(batches):
-                    pending = _embed_batch(pool, spec, batches[number + 1])
+            batch = next(batches, [])
+            pending = _embed_batch(pool, spec, batch)
+            while batch:
+                following = next(batches, [])  # read and parsed while `batch` is embedded
+                texts, vectors = pending.result()
+                pending = _embed_batch(pool, spec, following)
                 try:
                     with transaction.atomic():
                         _write_batch(spec, version, batch, texts, vectors, result)
@@ -210,6 +234,7 @@ def _write_rows(
                 done += len(batch)
                 if on_progress:
                     on_progress(done, total, result.failed)
+                batch = following
     finally:
         if not _in_transaction():
             # Also rebuilds an index an earlier import lost (killed before this line).
@@ -217,26 +242,45 @@ def _write_rows(
 
 
 def _classify(
-    spec: ImportSpec, version: DatasetVersion, parsed: Sequence[ParsedRow], result: ImportResult
-) -> list[tuple[ParsedRow, str, int | None]]:
-    """Rows to write, each with its new hash and existing primary key."""
+    spec: ImportSpec, version: DatasetVersion, checked: CheckedRows, result: ImportResult
+) -> dict[int, tuple[str, str, int | None]]:
+    """The rows to write, by index in the file: each one's key, new hash and existing pk."""
     rows = spec.model.objects.filter(version=version).values_list(  # type: ignore[attr-defined]
         spec.key_field, "pk", "content_hash"
     )
     existing = {key: (pk, digest) for key, pk, digest in rows}
-    changed: list[tuple[ParsedRow, str, int | None]] = []
-    for row in parsed:
-        digest = content_hash(row)
-        pk, old_digest = existing.get(row.key, (None, None))
+    changed: dict[int, tuple[str, str, int | None]] = {}
+    for key, (index, _, digest) in checked.valid.items():
+        pk, old_digest = existing.get(key, (None, None))
         if pk is not None and old_digest == digest:
             result.unchanged += 1
         else:
-            changed.append((row, digest, pk))
+            changed[index] = (key, digest, pk)
     return changed
 
 
+def _changed_batches(
+    spec: ImportSpec, rows: Iterable[SourceRow], changed: dict[int, tuple[str, str, int | None]]
+) -> Iterator[list[Changed]]:
+    """Step 2 reads the rows again: the changed ones, parsed, BATCH_ROWS at a time."""
+    batch: list[Changed] = []
+    for index, row in enumerate(rows):
+        if index not in changed:
+            continue
+        key, digest, pk = changed[index]
+        parsed, _ = _parse_row(spec, row)
+        if parsed is None or parsed.key != key:  # the file changed between the two readings
+            raise IncidentDeskError(f"line {row.line} changed while it was being imported")
+        batch.append((parsed, digest, pk))
+        if len(batch) == BATCH_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _embed_batch(
-    pool: ThreadPoolExecutor, spec: ImportSpec, batch: Sequence[tuple[ParsedRow, str, int | None]]
+    pool: ThreadPoolExecutor, spec: ImportSpec, batch: Sequence[Changed]
 ) -> Future[tuple[list[list[str]], np.ndarray]]:
     texts = [spec.chunk_texts(row.fields) for row, _, _ in batch]
     flat = [text for row_texts in texts for text in row_texts]
@@ -246,7 +290,7 @@ def _embed_batch(
 def _write_batch(
     spec: ImportSpec,
     version: DatasetVersion,
-    batch: Sequence[tuple[ParsedRow, str, int | None]],
+    batch: Sequence[Changed],
     texts: list[list[str]],
     vectors: np.ndarray,
     result: ImportResult,
@@ -273,7 +317,7 @@ def _write_batch(
 def _write_singly(
     spec: ImportSpec,
     version: DatasetVersion,
-    batch: Sequence[tuple[ParsedRow, str, int | None]],
+    batch: Sequence[Changed],
     texts: list[list[str]],
     vectors: np.ndarray,
     result: ImportResult,

@@ -6,6 +6,7 @@ The import engine itself (`rows_import`, the specs) is in `incidents.importing`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,9 @@ from incidents.importing import (
     dataset_version_refresh_counts,
     describe_exception,
     import_spec_for,
+    rereadable,
     rows_import,
+    validate_rows,
 )
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
 from incidents.parsing import normalize_incident_id
@@ -135,7 +138,7 @@ def dataset_import_rows(
     *,
     spec: ImportSpec,
     kind: str,
-    rows: list[SourceRow],
+    rows: Iterable[SourceRow],
     dataset_name: str,
     version_label: str | None = None,
     activate: bool = False,
@@ -145,11 +148,16 @@ def dataset_import_rows(
     """Import rows into a dataset's version, creating both when missing.
 
     A version is activated only when every row imported: a half-good file
-    must not replace what people are searching.
+    must not replace what people are searching. The rows are validated
+    first, so a file that cannot be read leaves no dataset or version behind.
     """
+    rows = rereadable(rows)
+    checked = validate_rows(spec, rows)
     dataset = dataset_get_or_create(name=dataset_name, kind=kind)
     version = dataset_version_get_or_create(dataset=dataset, label=version_label, user=user)
-    result = rows_import(spec=spec, version=version, rows=rows, on_progress=on_progress)
+    result = rows_import(
+        spec=spec, version=version, rows=rows, on_progress=on_progress, checked=checked
+    )
     if activate and not result.failed:
         version = dataset_version_activate(version=version)
     return version, result
@@ -159,7 +167,7 @@ def incident_import_file(
     *, path: Path, file_format: str | None = None, **options: Any
 ) -> tuple[DatasetVersion, ImportResult]:
     """The whole `import_incidents` flow (options: see `dataset_import_rows`)."""
-    rows = list(importers.read_rows(path, file_format))
+    rows = importers.read_rows(path, file_format)
     return dataset_import_rows(
         spec=INCIDENT_SPEC, kind=Dataset.Kind.INCIDENTS, rows=rows, **options
     )
@@ -254,10 +262,13 @@ def import_job_requeue_interrupted() -> list[int]:
 
 
 def _import_job_rows(job: ImportJob, progress: ProgressCallback) -> ImportResult:
-    path = Path(job.file.path)
-    rows = list(importers.read_rows(path, job.file_format or None))
+    rows = importers.read_rows(Path(job.file.path), job.file_format or None)
     spec = import_spec_for(kind=job.version.dataset.kind)
-    return rows_import(spec=spec, version=job.version, rows=rows, on_progress=progress)
+    # Validated before the version is touched: an unreadable file fails the job alone.
+    checked = validate_rows(spec, rows)
+    return rows_import(
+        spec=spec, version=job.version, rows=rows, on_progress=progress, checked=checked
+    )
 
 
 def _import_job_finish(job: ImportJob, status: str, message: str) -> ImportJob:
