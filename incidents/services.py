@@ -18,6 +18,7 @@ from django.utils.text import slugify
 from incidentdesk.embeddings import get_embedder
 from incidentdesk.errors import ConflictError, IncidentDeskError, ValidationError
 from incidents import importers
+from incidents.dataset_selectors import dataset_version_previous
 from incidents.importers import SourceRow
 from incidents.importing import (
     CONNECTION_ERRORS,
@@ -34,7 +35,7 @@ from incidents.importing import (
 )
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
 from incidents.parsing import normalize_incident_id
-from incidents.selectors import dataset_version_previous, forget_active_versions
+from incidents.selectors import forget_active_versions
 
 logger = logging.getLogger(__name__)
 

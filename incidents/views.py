@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from incidentdesk.errors import NotFoundError
-from incidents import selectors
+from incidents import dataset_selectors, ranking, selectors
 from incidents.models import Dataset, DatasetVersion
 
 MAX_QUERY_LENGTH = 500
@@ -66,10 +66,12 @@ def incident_list(request: HttpRequest) -> HttpResponse:
     context = {
         "filters": filters,
         "page": page,
-        "ranked": bool(selectors.content_words(filters.query)),
+        "ranked": bool(ranking.content_words(filters.query)),
         "applications": selectors.incident_applications(filters.version),
         "versions": [v for v in selectors.incident_versions() if v.is_visible_to(request.user)],
-        "stats": [d for d in selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS],
+        "stats": [
+            d for d in dataset_selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS
+        ],
         "query_string": query.urlencode(),
         "results_query": request.GET.urlencode(),
     }

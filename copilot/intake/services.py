@@ -24,7 +24,7 @@ from copilot.services import RUN_STALE_AFTER
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
 from incidents.importing import INCIDENT_SPEC
-from incidents.models import Dataset
+from incidents.models import Dataset, Incident
 from incidents.services import dataset_import_rows
 
 if TYPE_CHECKING:
@@ -99,9 +99,10 @@ def conversation_intake_state_set(*, conversation: Conversation, state: IntakeSt
 
 
 def reported_incident_row(
-    *, incident: dict[str, Any], owner_team: str, conversation: Conversation
+    *, incident: dict[str, Any], owner_team: str, conversation: Conversation, ticket_key: str = ""
 ) -> dict[str, Any]:
-    """The report in the import schema; unknown columns land in the incident's `extra`."""
+    """The report in the import schema; unknown columns (the conversation, the
+    reporter, the ticket's key) land in the incident's `extra`."""
     body = "\n".join(
         part
         for part in (
@@ -124,15 +125,23 @@ def reported_incident_row(
         "body": body,
         "conversation_id": conversation.pk,
         "reported_by": incident.get("reported_by", ""),
+        "ticket_key": ticket_key,
     }
 
 
 def reported_incident_store(
-    *, incident: dict[str, Any], owner_team: str, user: AbstractBaseUser, conversation: Conversation
+    *,
+    incident: dict[str, Any],
+    owner_team: str,
+    user: AbstractBaseUser,
+    conversation: Conversation,
+    ticket_key: str = "",
 ) -> None:
     """Upsert the report into the active version of the "reported" dataset (embedded),
     so the next search, and the next duplicate check, find it."""
-    row = reported_incident_row(incident=incident, owner_team=owner_team, conversation=conversation)
+    row = reported_incident_row(
+        incident=incident, owner_team=owner_team, conversation=conversation, ticket_key=ticket_key
+    )
     _, result = dataset_import_rows(
         spec=INCIDENT_SPEC,
         kind=Dataset.Kind.INCIDENTS,
@@ -143,6 +152,21 @@ def reported_incident_store(
     if result.failed:
         reasons = "; ".join(str(error) for error in result.errors)
         raise ValidationError(f"The incident could not be stored: {reasons}")
+
+
+def reported_incident_ticket_set(*, incident_id: str, ticket_key: str) -> int:
+    """Write the ticket's key on a report stored before it was filed (the user
+    confirmed later); return how many rows changed (0: the report was not stored)."""
+    reported = Incident.objects.filter(
+        incident_id=incident_id, version__dataset__name=REPORTED_DATASET
+    )
+    changed = 0
+    for row in reported:
+        if row.extra.get("ticket_key") != ticket_key:
+            row.extra = {**row.extra, "ticket_key": ticket_key}
+            row.save(update_fields=["extra"])
+            changed += 1
+    return changed
 
 
 # --- the decision ledger --------------------------------------------------------------------
