@@ -58,6 +58,7 @@ from incidentdesk import embeddings
 from incidentdesk.stages import StageTimes, stage
 from incidents import ranking
 from incidents.importers import SourceRow, parse_incident
+from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, DatasetVersion, IncidentChunk
 from incidents.ranking import (
     EXACT_DISTANCE,
@@ -68,7 +69,7 @@ from incidents.ranking import (
     _scope_where,
 )
 from incidents.selectors import _filtered_chunks, incident_scope, incident_search_similar
-from incidents.services import INCIDENT_SPEC, dataset_version_activate
+from incidents.services import dataset_version_activate
 
 DATASET = "bench-search"
 APPLICATIONS = 60

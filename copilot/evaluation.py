@@ -29,8 +29,9 @@ from copilot.services import conversation_create
 from copilot.tools import TOOLS, ToolContext, cited_ids_in
 from incidents import selectors as incident_selectors
 from incidents.importers import read_rows
+from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, DatasetVersion
-from incidents.services import INCIDENT_SPEC, dataset_import_rows
+from incidents.services import dataset_import_rows
 from knowledge import selectors as knowledge_selectors
 from knowledge.services import KNOWLEDGE_SPEC
 

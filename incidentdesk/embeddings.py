@@ -14,7 +14,7 @@ import hashlib
 import importlib.util
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,6 +26,12 @@ from django.core.exceptions import ImproperlyConfigured
 DIMENSIONS = 384
 LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
 MAX_TOKENS = 256  # the model's max_seq_length
+# A batch's memory grows with its padded size (texts x tokens, and attention with
+# tokens squared): 32 windows of 256 tokens took a process from 300 MB to 1.5 GB,
+# 8 of them to 0.5 GB, and an import's peak RSS is that peak (bench/import_bench.py
+# --memory). Long texts therefore go fewer to a batch; short ones still batch_size.
+MAX_BATCH_TOKENS = 2048
+CHARS_PER_TOKEN = 3  # cautious (English averages about 4): long texts are not under-counted
 # Pinned so a tampered or truncated file fails loudly instead of embedding
 # garbage that silently breaks every search.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -99,8 +105,7 @@ class LocalOnnxEmbedder:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         # Batch texts of similar length together: padding is wasted work.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
+        for batch in batches_by_size(order, [len(t) for t in texts], self.batch_size):
             out[batch] = self._encode([texts[i] for i in batch])
         return out
 
@@ -115,6 +120,20 @@ class LocalOnnxEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit
+
+
+def batches_by_size(order: list[int], lengths: list[int], batch_size: int) -> Iterator[list[int]]:
+    """Indexes in `order` (shortest text first), at most `batch_size` to a batch and
+    at most MAX_BATCH_TOKENS padded tokens, estimated from `lengths` in characters."""
+    batch: list[int] = []
+    for index in order:
+        tokens = min(MAX_TOKENS, lengths[index] // CHARS_PER_TOKEN + 2)  # the batch's longest
+        if batch and (len(batch) == batch_size or (len(batch) + 1) * tokens > MAX_BATCH_TOKENS):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
 
 
 class OpenAIEmbedder:

@@ -417,7 +417,7 @@ CONVERSATION_PURGE_AFTER_DAYS = env_int("CONVERSATION_PURGE_AFTER_DAYS", 7, mini
 
 # Bulk imports of at least this many rows, into a chunk table holding fewer
 # chunks than that, drop the HNSW index, load, and rebuild it; others insert
-# with it in place (incidents.services.index_drop_pays_off, bench/index_bench.py).
+# with it in place (incidents.importing.index_drop_pays_off, bench/index_bench.py).
 IMPORT_REBUILD_INDEX_THRESHOLD = env_int("IMPORT_REBUILD_INDEX_THRESHOLD", 5000, minimum=1)
 # Knowledge documents last validated longer ago than this are flagged as stale
 # in the admin and in cited answers.

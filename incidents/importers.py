@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import urlparse
 
 from incidents.parsing import date_from_incident_id, normalize_incident_id
@@ -31,6 +31,8 @@ MAX_EXTRA_DEPTH = 64
 # (json.loads accepts "\ud800", UTF-8 has no encoding for it).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _SPACE = re.compile(r"\s*")
+ARRAY_READ_SIZE = 1 << 20  # characters read at a time from a JSON array
+_DECODER = json.JSONDecoder()
 
 
 class ImportFileError(Exception):
@@ -84,27 +86,54 @@ def detect_format(path: Path, requested: str | None = None) -> str:
     return _EXTENSIONS[suffix]
 
 
-def read_rows(path: Path, file_format: str | None = None) -> Iterator[SourceRow]:
-    """Yield raw rows with the line each starts on (BOM tolerated)."""
-    kind = detect_format(path, file_format)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{path.name} is not UTF-8: {exc}") from exc
-    except OSError as exc:
-        raise ImportFileError(f"cannot read {path}: {exc.strerror}") from exc
-    if not text.strip():
-        raise ImportFileError(f"{path.name} is empty")
-    readers: dict[str, Callable[[str], Iterator[SourceRow]]] = {
-        "jsonl": _jsonl_rows,
-        "json": _json_array_rows,
-        "csv": _csv_rows,
-    }
-    return readers[kind](text)
+def read_rows(path: Path, file_format: str | None = None) -> RowFile:
+    """The file's raw rows, each with the line it starts on (BOM tolerated).
+
+    The file is read as it is iterated, in bounded memory, and afresh each
+    time: the import engine reads it twice (validate, then write) rather
+    than hold every row.
+    """
+    return RowFile(path, detect_format(path, file_format))
 
 
-def _jsonl_rows(text: str) -> Iterator[SourceRow]:
-    for number, line in enumerate(text.splitlines(), start=1):
+@dataclass(frozen=True)
+class RowFile:
+    """An import file's rows, read lazily; iterate it as often as needed."""
+
+    path: Path
+    kind: str
+
+    def __iter__(self) -> Iterator[SourceRow]:
+        readers: dict[str, Callable[[TextIO], Iterator[SourceRow]]] = {
+            "jsonl": _jsonl_rows,
+            "json": _json_array_rows,
+            "csv": _csv_rows,
+        }
+        name = self.path.name
+        try:
+            if _is_blank(self.path):
+                raise ImportFileError(f"{name} is empty")
+            # newline="": the csv module handles line ends inside quoted cells itself.
+            newline = "" if self.kind == "csv" else None
+            with self.path.open(encoding="utf-8-sig", newline=newline) as handle:
+                yield from readers[self.kind](handle)
+        except UnicodeDecodeError as exc:
+            raise ImportFileError(f"{name} is not UTF-8: {exc}") from exc
+        except OSError as exc:
+            raise ImportFileError(f"cannot read {self.path}: {exc.strerror}") from exc
+
+
+def _is_blank(path: Path) -> bool:
+    """Whether the file holds only whitespace (read up to its first other character)."""
+    with path.open(encoding="utf-8-sig") as handle:
+        while chunk := handle.read(ARRAY_READ_SIZE):
+            if chunk.strip():
+                return False
+    return True
+
+
+def _jsonl_rows(handle: TextIO) -> Iterator[SourceRow]:
+    for number, line in enumerate(handle, start=1):
         if not line.strip():
             continue
         try:
@@ -124,33 +153,88 @@ def _unreadable(exc: Exception) -> str:
     return f"invalid JSON: {exc}"
 
 
-def _json_array_rows(text: str) -> Iterator[SourceRow]:
+def _json_array_rows(handle: TextIO) -> Iterator[SourceRow]:
     """Walk a JSON array element by element so each row keeps its line number.
 
-    Lines are counted from the previous element, not from the top of the file
-    each time, so reading stays linear in the file's size. An element that is
-    valid JSON but cannot be read (nested too deep, a number too long) is that
-    row's error; a syntax error ends the file, as nothing after it can be trusted.
+    The text is read in chunks (`_ArrayText`), so a file of any size, on one
+    line or many, is read in linear time and bounded memory. An element that
+    is valid JSON but cannot be read (nested too deep, a number too long) is
+    that row's error; a syntax error ends the file, as nothing after it can be
+    trusted.
     """
-    decoder = json.JSONDecoder()
-    position = _skip_space(text, 0)
-    if not text.startswith("[", position):
+    text = _ArrayText(handle)
+    if text.next_char() != "[":
         raise ImportFileError("a .json file must hold an array of objects")
-    position = _skip_space(text, position + 1)
-    line, counted_to = 1, 0
-    while position < len(text) and text[position] != "]":
-        line += text.count("\n", counted_to, position)
-        counted_to = position
+    text.position += 1
+    while text.next_char() not in ("]", ""):
+        line = text.line()
+        yield SourceRow(line, text.decode())
+        if text.next_char() == ",":
+            text.position += 1
+
+
+class _ArrayText:
+    """The unread part of a JSON array's text, topped up a chunk at a time.
+
+    Lines are counted from the previous element, never from the top of the
+    file, and a chunk read for an element that does not fit is at least as
+    large as what is buffered, so even a huge element is read in linear time.
+    """
+
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
+        self.text = ""
+        self.position = 0
+        self.counted_to = 0  # self.lines counts the newlines before this offset
+        self.lines = 1
+        self.at_end = False
+
+    def more(self) -> None:
+        """Drop what was read, append the next chunk (or note the end)."""
+        self.line()
+        chunk = self.handle.read(max(ARRAY_READ_SIZE, len(self.text) - self.position))
+        self.text = self.text[self.position :] + chunk
+        self.position = self.counted_to = 0
+        self.at_end = not chunk
+
+    def line(self) -> int:
+        """The line the reading position is on."""
+        self.lines += self.text.count("\n", self.counted_to, self.position)
+        self.counted_to = self.position
+        return self.lines
+
+    def next_char(self) -> str:
+        """Skip whitespace; the character there, or "" at the end of the file."""
+        while True:
+            self.position = _skip_space(self.text, self.position)
+            if self.position < len(self.text) or self.at_end:
+                return self.text[self.position : self.position + 1]
+            self.more()
+
+    def decode(self) -> Any:
+        """The value at the reading position (or why it cannot be read); moves past it."""
+        while True:
+            value, end = self._decode_buffered()
+            # A value that ends the buffer may be cut short (a number): read on to be sure.
+            if end is not None and (end < len(self.text) or self.at_end):
+                self.position = end
+                return value
+            self.more()
+
+    def _decode_buffered(self) -> tuple[Any, int | None]:
+        """The value and where it ends, or (None, None) when it may go on past the buffer."""
         try:
-            value, position = decoder.raw_decode(text, position)
+            return _DECODER.raw_decode(self.text, self.position)
         except json.JSONDecodeError as exc:
-            raise ImportFileError(f"invalid JSON on line {exc.lineno}: {exc.msg}") from exc
+            if not self.at_end:
+                return None, None  # perhaps only cut short by the chunk's end
+            line = self.lines + self.text.count("\n", self.counted_to, exc.pos)
+            raise ImportFileError(f"invalid JSON on line {line}: {exc.msg}") from exc
         except (RecursionError, ValueError) as exc:
-            value, position = _InvalidJson(_unreadable(exc)), _value_end(text, position)
-        yield SourceRow(line, value)
-        position = _skip_space(text, position)
-        if text.startswith(",", position):
-            position = _skip_space(text, position + 1)
+            end = _value_end(self.text, self.position)
+            if end is None and self.at_end:
+                raise ImportFileError("invalid JSON: the array is not closed") from exc
+            return _InvalidJson(_unreadable(exc)), end
 
 
 def _skip_space(text: str, position: int) -> int:
@@ -163,11 +247,12 @@ _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 _SCALAR_END = re.compile(r"[\s,\]]")
 
 
-def _value_end(text: str, position: int) -> int:
-    """Where the JSON value at `position` ends, without parsing it (no recursion)."""
+def _value_end(text: str, position: int) -> int | None:
+    """Where the JSON value at `position` ends, without parsing it (no recursion);
+    None if it does not end within `text`."""
     if text[position] not in "[{":
         end = _SCALAR_END.search(text, position)
-        return end.start() if end else len(text)
+        return end.start() if end else None
     depth = 0
     for match in _JSON_TOKEN.finditer(text, position):
         token = match.group()
@@ -177,15 +262,15 @@ def _value_end(text: str, position: int) -> int:
             depth -= 1
             if depth == 0:
                 return match.end()
-    raise ImportFileError("invalid JSON: the array is not closed")
+    return None
 
 
-def _csv_rows(text: str) -> Iterator[SourceRow]:
+def _csv_rows(handle: TextIO) -> Iterator[SourceRow]:
     """Rows with the line each starts on; a row the csv module refuses is that row's error."""
     started: list[int] = []  # numbers of the non-blank lines read for the current record
 
     def lines() -> Iterator[str]:
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        for number, line in enumerate(handle, start=1):
             if line.strip():
                 started.append(number)
             yield line

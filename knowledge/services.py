@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +14,11 @@ from django.utils import timezone
 from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import StaffOnlyError
 from incidents import importers
+from incidents.importers import SourceRow
+from incidents.importing import ImportResult, ImportSpec, content_hash
 from incidents.models import Dataset, DatasetVersion
 from incidents.parsing import knowledge_chunk_texts
-from incidents.services import (
-    ImportResult,
-    ImportSpec,
-    content_hash,
-    dataset_import_rows,
-)
+from incidents.services import dataset_import_rows
 from knowledge.importers import parse_document, read_markdown_folder
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
@@ -56,10 +54,11 @@ def knowledge_import_file(
     *, path: Path, file_format: str | None = None, **options: Any
 ) -> tuple[DatasetVersion, ImportResult]:
     """Import a JSONL/JSON/CSV file or a folder of markdown files."""
+    rows: Iterable[SourceRow]
     if path.is_dir():
         rows = list(read_markdown_folder(path))
     else:
-        rows = list(importers.read_rows(path, file_format))
+        rows = importers.read_rows(path, file_format)
     return dataset_import_rows(
         spec=KNOWLEDGE_SPEC, kind=Dataset.Kind.KNOWLEDGE, rows=rows, **options
     )

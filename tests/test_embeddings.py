@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from incidentdesk.embeddings import LocalOnnxEmbedder, _package_file, embed_query
+from incidentdesk.embeddings import (
+    MAX_BATCH_TOKENS,
+    LocalOnnxEmbedder,
+    _package_file,
+    batches_by_size,
+    embed_query,
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +40,13 @@ def test_batching_and_length_sorting_do_not_change_the_vectors(embedder: LocalOn
     together = embedder.embed(texts)
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert np.allclose(together, alone, atol=1e-4)
+
+
+def test_long_texts_go_fewer_to_a_batch_so_memory_stays_bounded() -> None:
+    lengths = [20] * 40 + [5000] * 20  # sentences, then full 256-token windows
+    batches = list(batches_by_size(list(range(60)), lengths, 32))
+    assert [len(batch) for batch in batches] == [32, 8, MAX_BATCH_TOKENS // 256, 8, 4]
+    assert sorted(i for batch in batches for i in batch) == list(range(60))
 
 
 def test_a_model_file_with_the_wrong_checksum_is_refused() -> None:

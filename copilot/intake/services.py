@@ -23,8 +23,9 @@ from copilot.selectors import agent_run_is_active
 from copilot.services import RUN_STALE_AFTER
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
+from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, Incident
-from incidents.services import INCIDENT_SPEC, dataset_import_rows
+from incidents.services import dataset_import_rows
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext

@@ -13,8 +13,8 @@ from tqdm import tqdm
 from incidentdesk.errors import IncidentDeskError
 from incidentdesk.management.base import SchemaCommand
 from incidents.importers import FORMATS, ImportFileError
+from incidents.importing import ImportResult, ProgressCallback
 from incidents.models import DatasetVersion
-from incidents.services import ImportResult, ProgressCallback
 
 ImportFunction = Callable[..., tuple[DatasetVersion, ImportResult]]
 MAX_ERRORS_SHOWN = 200

@@ -10,13 +10,9 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from incidents.importers import SourceRow
-from incidents.models import DatasetVersion, Incident, IncidentChunk
-from incidents.services import (
-    INCIDENT_SPEC,
-    incident_import,
-    incident_import_file,
-    index_drop_pays_off,
-)
+from incidents.importing import INCIDENT_SPEC, index_drop_pays_off, rows_import
+from incidents.models import Dataset, DatasetVersion, Incident, IncidentChunk
+from incidents.services import incident_import_file
 from tests.factories import DatasetVersionFactory, incident_row
 
 pytestmark = pytest.mark.django_db
@@ -136,8 +132,8 @@ def test_a_large_import_drops_the_shared_index_only_into_a_smaller_table(setting
     the whole table: worth it only when the load outweighs what the table holds."""
     settings.IMPORT_REBUILD_INDEX_THRESHOLD = 2
     version = DatasetVersionFactory()
-    incident_import(version=version, rows=[SourceRow(n, incident_row(f"INC-2025-01-01-00{n}"))
-                                           for n in range(1, 4)])  # fmt: skip
+    rows = [SourceRow(n, incident_row(f"INC-2025-01-01-00{n}")) for n in range(1, 4)]
+    rows_import(spec=INCIDENT_SPEC, version=version, rows=rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE incidents_incidentchunk")  # rolled back with the test
     chunks = IncidentChunk.objects.count()
@@ -146,3 +142,21 @@ def test_a_large_import_drops_the_shared_index_only_into_a_smaller_table(setting
     assert not index_drop_pays_off(spec=INCIDENT_SPEC, rows=1)  # under the threshold
     assert not index_drop_pays_off(spec=INCIDENT_SPEC, rows=chunks)  # the table is as large
     assert index_drop_pays_off(spec=INCIDENT_SPEC, rows=chunks + 1)
+
+
+def test_a_file_that_breaks_half_way_leaves_no_dataset_behind(tmp_path: Path) -> None:
+    """Files are read as a stream, but validated before anything is created."""
+    path = tmp_path / "broken.json"
+    good = [json.dumps(incident_row(f"INC-2025-01-01-00{n}")) for n in range(1, 4)]
+    path.write_text("[\n" + ",\n".join(good) + ',\n{"incident_id": oops}\n]\n')
+    with pytest.raises(CommandError, match="invalid JSON on line 5"):
+        call_command("import_incidents", str(path), "--dataset", "ops", "--verbosity", "0")
+    assert not Dataset.objects.filter(name="ops").exists()
+
+
+def test_rows_from_a_generator_are_imported_although_the_engine_reads_rows_twice() -> None:
+    version = DatasetVersionFactory()
+    rows = (SourceRow(n, incident_row(f"INC-2025-01-01-00{n}")) for n in range(1, 4))
+    result = rows_import(spec=INCIDENT_SPEC, version=version, rows=rows)
+    assert (result.created, result.failed) == (3, 0)
+    assert version.incidents.count() == 3

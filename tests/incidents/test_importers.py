@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from incidents.importers import ImportFileError, parse_incident, read_rows
+from incidents.importers import ARRAY_READ_SIZE, ImportFileError, parse_incident, read_rows
 from tests.factories import incident_row
 
 
@@ -138,3 +138,79 @@ def test_nul_characters_are_rejected_before_they_reach_postgres(tmp_path: Path) 
     assert [(e.field, e.reason) for e in errors] == [
         ("body", "contains a NUL character, which PostgreSQL cannot store")
     ]
+
+
+def big_array(rows: int, *, pretty: bool) -> tuple[str, list[int]]:
+    """A JSON array over a megabyte (more than one read), and the line each element starts on."""
+    elements = [
+        json.dumps(incident_row(f"INC-2025-05-{n % 28 + 1:02d}-{n:04d}", body="x" * 2000))
+        for n in range(rows)
+    ]
+    if not pretty:
+        return "[" + ",".join(elements) + "]", [1] * rows
+    return "[\n" + ",\n".join(elements) + "\n]\n", list(range(2, rows + 2))
+
+
+@pytest.mark.parametrize("pretty", [True, False], ids=["one element a line", "one line"])
+def test_a_json_array_larger_than_a_read_is_read_whole_with_its_lines(
+    tmp_path: Path, pretty: bool
+) -> None:
+    text, starts = big_array(600, pretty=pretty)
+    path = tmp_path / "big.json"
+    path.write_text(text)
+    assert path.stat().st_size > 1024 * 1024
+    rows = list(read_rows(path))
+    assert [row.line for row in rows] == starts
+    assert [row.data["incident_id"] for row in rows][-1] == "INC-2025-05-12-0599"
+
+
+DEEP = '{"incident_id": "INC-2025-06-01-001", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}"
+LONG = '{"incident_id": "INC-2025-06-02-001", "n": ' + "9" * 100_000 + "}"
+
+
+@pytest.mark.parametrize("offset", [-150_000, -60_000, -1, 0, 1])
+@pytest.mark.parametrize("hostile", [(DEEP, LONG), (LONG, DEEP)], ids=["deep first", "long first"])
+def test_hostile_elements_cut_by_a_read_are_still_row_errors(
+    tmp_path: Path, hostile: tuple[str, str], offset: int
+) -> None:
+    """An element cut by the end of a read is read on, never taken for a shorter value."""
+    start = "[" + json.dumps(incident_row("INC-2025-06-09-001", body=""))[:-1] + ', "pad": "'
+    pad = "x" * (ARRAY_READ_SIZE + offset - len(start) - len('"},\n'))
+    text = (
+        start
+        + pad
+        + '"},\n'
+        + ",\n".join([*hostile, json.dumps(incident_row("INC-2025-06-03-001"))])
+        + "]"
+    )
+    assert text.index(hostile[0]) == ARRAY_READ_SIZE + offset
+    path = tmp_path / "hostile.json"
+    path.write_text(text)
+    parsed, errors = parse_file(path)
+    assert [row.key for row in parsed] == ["INC-2025-06-09-001", "INC-2025-06-03-001"]
+    reasons = {
+        DEEP: "invalid JSON: nested too deeply to read",
+        LONG: "invalid JSON: a number longer than 4300 digits",
+    }
+    assert [(e.line, e.reason) for e in errors] == [
+        (2, reasons[hostile[0]]),
+        (3, reasons[hostile[1]]),
+    ]
+
+
+def test_a_syntax_error_far_into_a_json_array_names_its_line(tmp_path: Path) -> None:
+    text, _ = big_array(500, pretty=True)
+    path = tmp_path / "broken.json"
+    path.write_text(text.rstrip().removesuffix("]").rstrip() + ',\n{"incident_id": oops}\n]\n')
+    with pytest.raises(ImportFileError, match="invalid JSON on line 502"):
+        list(read_rows(path))
+
+
+def test_json_lines_split_only_on_newlines(tmp_path: Path) -> None:
+    """U+2028 and U+0085 may stand unescaped in a JSON string: they do not end a row."""
+    path = tmp_path / "a.jsonl"
+    row = incident_row("INC-2025-01-01-001", body="one\u2028two\x85three")
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n" + json.dumps(row) + "\n")
+    assert [row.line for row in read_rows(path)] == [1, 2]
+    parsed, errors = parse_file(path)
+    assert errors == [] and parsed[0].fields["body"] == "one\u2028two\x85three"

@@ -8,13 +8,12 @@ from django.db import IntegrityError, transaction
 
 from incidentdesk.errors import IncidentDeskError
 from incidents.importers import SourceRow
+from incidents.importing import INCIDENT_SPEC, rows_import
 from incidents.models import DatasetVersion, Incident
 from incidents.services import (
-    INCIDENT_SPEC,
     dataset_version_activate,
     dataset_version_rollback,
     incident_import_file,
-    rows_import,
 )
 from tests.factories import DatasetFactory, DatasetVersionFactory, incident_row
 

@@ -1,12 +1,17 @@
 """Knowledge documents from JSON Lines and from a folder of markdown files."""
 
+import json
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
+from incidents.models import Dataset, ImportJob
+from incidents.services import import_job_create, import_job_run_now
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 from knowledge.services import knowledge_document_reembed, knowledge_import_file
+from tests.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -90,3 +95,24 @@ def test_an_admin_edit_saves_then_queues_the_reembedding(
     assert response.status_code == 302
     assert KnowledgeDocument.objects.get().title == "Restart it"
     assert len(callbacks) == 1
+
+
+def test_an_uploaded_knowledge_file_is_imported_through_the_registered_spec() -> None:
+    """Upload jobs find the knowledge spec in IMPORT_SPECS, which KnowledgeConfig.ready() fills:
+    incidents, which runs every job, never imports knowledge."""
+    rows = [
+        {"doc_id": f"KB-RB-00{n}", "title": f"Runbook {n}", "type": "runbook", "body": "Restart."}
+        for n in (1, 2)
+    ]
+    upload = SimpleUploadedFile("kb.jsonl", "\n".join(json.dumps(r) for r in rows).encode())
+    dataset = DatasetFactory(kind=Dataset.Kind.KNOWLEDGE)
+    job = import_job_create(dataset=dataset, label="v1", uploaded_file=upload)
+    try:
+        job = import_job_run_now(job=ImportJob.objects.get(pk=job.pk))
+        assert (job.status, job.created) == ("succeeded", 2)
+        assert sorted(job.version.knowledge_documents.values_list("doc_id", flat=True)) == [
+            "KB-RB-001",
+            "KB-RB-002",
+        ]
+    finally:
+        job.file.delete(save=False)
