@@ -1032,6 +1032,16 @@ def import_job_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Imp
     return filter_queryset(ImportJobFilter, filters, jobs)
 
 
+def import_job_list_running_owned() -> QuerySet[ImportJob]:
+    """Jobs `running` that name their worker process (the orphan check's candidates)."""
+    return ImportJob.objects.filter(status=ImportJob.Status.RUNNING).exclude(owner="")
+
+
+def import_job_list_queued_before(moment: dt.datetime) -> QuerySet[ImportJob]:
+    """Jobs still `queued` that were created before `moment`."""
+    return ImportJob.objects.filter(status=ImportJob.Status.QUEUED, created_at__lt=moment)
+
+
 def import_job_get(*, job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("version__dataset").filter(pk=job_id).first()
     if job is None:

@@ -1,6 +1,10 @@
 """Background jobs for incident datasets."""
 
-from celery import shared_task
+import ast
+import json
+from typing import Any
+
+from celery import current_app, shared_task
 
 from incidents.models import ImportJob
 from incidents.services import import_job_run_now
@@ -29,3 +33,21 @@ def import_job_run(job_id: int) -> str:
     if job.status not in UNFINISHED:
         return job.status  # already finished (redelivered after the ack was lost)
     return import_job_run_now(job=job).status
+
+
+def import_job_ids_waiting() -> set[int]:
+    """Ids of the jobs whose message waits in the broker's queue (Redis, kombu's list).
+
+    What `manage.py recover` compares `queued` jobs with: a job queued for a
+    while whose message is not there lost it, and is queued again.
+    """
+    queue = current_app.conf.task_default_queue
+    with current_app.connection_for_read() as conn:
+        channel: Any = conn.default_channel  # kombu's Redis channel
+        messages = channel.client.lrange(queue, 0, -1)
+    ids = set()
+    for raw in messages:
+        headers = json.loads(raw).get("headers", {})
+        if headers.get("task") == import_job_run.name:
+            ids.add(int(ast.literal_eval(headers["argsrepr"])[0]))
+    return ids
