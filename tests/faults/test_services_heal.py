@@ -13,6 +13,8 @@ import sys
 import urllib.error
 import urllib.request
 
+import psutil
+
 from tests.processes import WAIT_SECONDS, Stack, free_port, wait_for_http, wait_until
 
 
@@ -34,6 +36,9 @@ def fetch(url: str, headers: dict[str, str]) -> tuple[int, str, str]:
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: object, **kwargs: object) -> None:
         return None
+
+
+SUPERVISOR_MAX_RSS = 120 * 2**20  # issue 19: the supervisor does no Django work
 
 
 def serve(stack: Stack) -> tuple[str, dict[str, str]]:
@@ -136,3 +141,5 @@ def test_an_import_job_left_running_by_a_dead_worker_is_queued_again_and_ends(
     with stack.connect() as conn:
         attempts = conn.execute("SELECT attempts FROM incidents_importjob WHERE id = %s", [job_id])
         assert attempts.fetchone() == (2,)
+    # The check ran in a child: the supervisor stayed small.
+    assert psutil.Process(stack.started[0].pid).memory_info().rss < SUPERVISOR_MAX_RSS
