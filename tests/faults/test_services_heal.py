@@ -143,3 +143,31 @@ def test_an_import_job_left_running_by_a_dead_worker_is_queued_again_and_ends(
         assert attempts.fetchone() == (2,)
     # The check ran in a child: the supervisor stayed small.
     assert psutil.Process(stack.started[0].pid).memory_info().rss < SUPERVISOR_MAX_RSS
+
+
+RUN_OF = """
+from django.contrib.auth.models import User
+from copilot.models import AgentRun, Conversation
+conversation = Conversation.objects.create(owner=User.objects.create(username="alice"))
+print(AgentRun.objects.create(conversation=conversation, model="offline", owner={owner!r}).pk)
+"""
+
+
+def test_an_answer_whose_daphne_is_killed_is_marked_interrupted_at_once(stack: Stack) -> None:
+    serve(stack)
+    [daphne] = [
+        p for p in psutil.Process(stack.started[0].pid).children() if "daphne" in p.cmdline()
+    ]
+    code = RUN_OF.format(owner=f"{socket.gethostname()}:{daphne.pid}")  # as if it were answering
+    run_id = int(stack.manage("shell", "-c", code).stdout.split()[-1])
+
+    def state() -> tuple[str, str]:
+        with stack.connect() as conn:
+            row = conn.execute("SELECT status, error FROM copilot_agentrun WHERE id = %s", [run_id])
+            return row.fetchone()  # type: ignore[return-value]
+
+    assert state()[0] == "running"  # its process lives: the periodic check leaves it alone
+    daphne.send_signal(signal.SIGKILL)
+    wait_until(lambda: state()[0] != "running", "the answer to be closed", WAIT_SECONDS)
+    status, error = state()
+    assert status == "failed" and error.startswith("interrupted")
