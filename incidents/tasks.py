@@ -7,7 +7,7 @@ from typing import Any
 from celery import current_app, shared_task
 
 from incidents.models import ImportJob
-from incidents.services import import_job_run_now
+from incidents.services import CONNECTION_ERRORS, import_job_run_now
 
 UNFINISHED = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
 
@@ -15,10 +15,14 @@ UNFINISHED = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
 # acks_late + reject_on_worker_lost: a pool process killed mid-import (kill -9, the
 # OOM killer: Celery's WorkerLostError) puts the message back on the queue instead of
 # dropping it with the job stuck `running`. Re-running is safe: rows are upserted.
+# A lost database is retried too, after 1, 2, 4... 32 s (a minute in all: the
+# supervisor restarts an embedded PostgreSQL within seconds); the job's process is
+# alive, so the periodic check would never pick the job up.
 @shared_task(
-    autoretry_for=(ConnectionError,),
+    autoretry_for=(ConnectionError, *CONNECTION_ERRORS),
     retry_backoff=True,
-    max_retries=3,
+    retry_jitter=False,
+    max_retries=6,
     acks_late=True,
     reject_on_worker_lost=True,
 )

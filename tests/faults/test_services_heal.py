@@ -171,3 +171,53 @@ def test_an_answer_whose_daphne_is_killed_is_marked_interrupted_at_once(stack: S
     wait_until(lambda: state()[0] != "running", "the answer to be closed", WAIT_SECONDS)
     status, error = state()
     assert status == "failed" and error.startswith("interrupted")
+
+
+def rows(count: int) -> bytes:
+    """`count` distinct incidents as JSON Lines: an import that takes a while."""
+    lines = [
+        json.dumps(ROW | {"incident_id": f"INC-2025-01-{1 + n // 999:02d}-{1 + n % 999:03d}",
+                          "title": f"{ROW['title']} #{n}"})
+        for n in range(count)
+    ]  # fmt: skip
+    return ("\n".join(lines) + "\n").encode()
+
+
+def upload(base: str, headers: dict[str, str], body: bytes) -> int:
+    """POST the file to the `faults` dataset's uploads; the new job's id."""
+    boundary = "faultsboundary"
+    form = (
+        (
+            f"--{boundary}\r\n"
+            'Content-Disposition: form-data; name="file"; filename="rows.jsonl"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        + body
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    request = urllib.request.Request(  # noqa: S310 - localhost
+        f"{base}/api/datasets/faults/uploads/", data=form, method="POST",
+        headers=headers | {"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+        return int(json.loads(response.read())["id"])
+
+
+def test_an_import_cut_by_a_killed_postgresql_is_retried_and_ends(stack: Stack) -> None:
+    base, _ = serve(stack)
+    token = stack.manage("create_service_token", "faults-admin", "--staff").stdout.strip()
+    headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
+    stack.manage("shell", "-c", "from incidents.services import dataset_create; "
+                 "dataset_create(name='faults', kind='incidents')")  # fmt: skip
+    job_id = upload(base, headers, rows(300))
+
+    def status() -> str:
+        code, _, body = fetch(f"{base}/api/import-jobs/{job_id}/", headers)
+        return str(json.loads(body)["status"]) if code == 200 else "unreachable"
+
+    wait_until(lambda: status() != "queued", "the worker to start the job")
+    assert status() == "running"  # 300 rows take seconds to embed
+    stack.kill_postgres()
+    wait_until(lambda: status() not in {"queued", "running", "unreachable"}, "the job to end")
+    assert status() == "succeeded"
+    assert "Retry in" in stack.output(stack.started[0])  # Celery's retry, not a lucky finish
