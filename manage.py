@@ -8,12 +8,15 @@ import sys
 def main() -> None:
     if sys.argv[1:2] == ["serve"]:
         # Before anything starts: Ctrl-C or SIGTERM at any moment of start-up
-        # must stop what serve started (incidentdesk/shutdown.py).
+        # must stop what serve started (incidentdesk/shutdown.py). serve sets
+        # no Django up: the supervisor stays small (incidentdesk/supervisor.py).
         from incidentdesk import shutdown
 
         shutdown.install()
         try:
-            _run()
+            from incidentdesk import supervisor
+
+            sys.exit(supervisor.main(sys.argv[2:]))
         except shutdown.Interrupted as stop:
             shutdown.ignore()
             print(f"\n{stop} during start-up: stopped what was started.")

@@ -163,6 +163,12 @@ def question_admitted(*, user_id: int, conversation_id: int) -> Iterator[bool]:
             cache.delete(claim_key)
 
 
+def conversation_claims_release(*, conversation_ids: list[int]) -> None:
+    """Free conversations whose answer's process died (`manage.py recover`): the
+    claim would otherwise answer "busy" until CHAT_RUN_LOCK_SECONDS pass."""
+    cache.delete_many([_claim_key(pk) for pk in conversation_ids])
+
+
 def _check_rate(count: int) -> None:
     if count > settings.CHAT_QUESTIONS_PER_MINUTE:
         retry_after = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS

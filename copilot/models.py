@@ -192,6 +192,9 @@ class AgentRun(models.Model):
     citations_dropped = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # `host:pid` of the process writing the answer (incidentdesk.owners): a run
+    # whose process died is failed by `manage.py recover` at once.
+    owner = models.CharField(max_length=300, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -221,6 +221,12 @@ def agent_run_is_active(*, conversation: Conversation, stale_after: dt.timedelta
     ).exists()
 
 
+def agent_run_list_running_owned() -> QuerySet[AgentRun]:
+    """Runs still `running` that name their process (the orphan check's candidates)."""
+    running = AgentRun.objects.filter(status=AgentRun.Status.RUNNING).exclude(owner="")
+    return running.only("pk", "owner", "conversation_id")
+
+
 def agent_run_cancel_requested(*, run_id: int) -> bool:
     return AgentRun.objects.filter(pk=run_id, cancel_requested=True).exists()
 

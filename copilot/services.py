@@ -16,6 +16,7 @@ from django.utils import timezone
 from copilot import selectors
 from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
 from copilot.tools import ToolResult
+from incidentdesk import owners
 from incidentdesk.db import rows_insert
 from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import NotFoundError, ValidationError
@@ -235,7 +236,9 @@ def conversation_title_set(*, conversation: Conversation, title: str) -> Convers
 
 
 def agent_run_start(*, conversation: Conversation, question: Message, model: str) -> AgentRun:
-    run = AgentRun(conversation=conversation, question=question, model=model)
+    run = AgentRun(
+        conversation=conversation, question=question, model=model, owner=owners.current()
+    )
     run.full_clean(exclude=["conversation", "question"])
     rows_insert(run)
     return run
@@ -252,8 +255,11 @@ def agent_run_finish(*, run: AgentRun, status: str, error: str = "", **figures: 
     return run
 
 
-def agent_run_fail_interrupted() -> int:
-    """Close the runs a crash left `running`; return how many.
+INTERRUPTED = "interrupted: the server stopped before the answer finished"
+
+
+def agent_run_fail_interrupted() -> list[int]:
+    """Close the runs a crash left `running`; return their conversations' ids.
 
     Called at start-up (`manage.py serve`), before any daphne process runs,
     so no run still `running` has a process writing it. Without this the
@@ -261,11 +267,25 @@ def agent_run_fail_interrupted() -> int:
     shows the partial answer as still streaming; a failed run shows it as
     interrupted.
     """
-    return AgentRun.objects.filter(status=AgentRun.Status.RUNNING).update(
-        status=AgentRun.Status.FAILED,
-        error="interrupted: the server stopped before the answer finished",
-        finished_at=timezone.now(),
+    running = AgentRun.objects.filter(status=AgentRun.Status.RUNNING)
+    conversations = list(running.values_list("conversation_id", flat=True))
+    running.update(status=AgentRun.Status.FAILED, error=INTERRUPTED, finished_at=timezone.now())
+    return conversations
+
+
+def agent_run_fail_orphaned() -> list[int]:
+    """Fail the running answers whose process is gone; return their conversations' ids.
+
+    Run while the server runs (`manage.py recover`, which the supervisor
+    starts when a daphne process dies and periodically): the runs of live
+    processes are left alone (incidentdesk.owners).
+    """
+    running = selectors.agent_run_list_running_owned()
+    orphans = [run for run in running if owners.is_gone(run.owner)]
+    AgentRun.objects.filter(pk__in=[run.pk for run in orphans]).update(
+        status=AgentRun.Status.FAILED, error=INTERRUPTED, finished_at=timezone.now()
     )
+    return sorted({run.conversation_id for run in orphans})
 
 
 def tool_call_build(

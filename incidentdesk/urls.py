@@ -20,3 +20,5 @@ urlpatterns = [
 
 handler400 = "incidentdesk.api.errors.bad_request"
 handler404 = "incidentdesk.api.errors.page_not_found"
+# 503 with Retry-After while the database or Redis is down, else the usual 500.
+handler500 = "incidentdesk.api.errors.server_error"

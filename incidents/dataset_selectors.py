@@ -7,6 +7,7 @@ starts from `active_versions`.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,16 @@ def dataset_version_previous(*, dataset: Dataset) -> DatasetVersion | None:
 def import_job_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ImportJob]:
     jobs = ImportJob.objects.select_related("version__dataset").order_by("-created_at", "-pk")
     return filter_queryset(ImportJobFilter, filters, jobs)
+
+
+def import_job_list_running_owned() -> QuerySet[ImportJob]:
+    """Jobs `running` that name their worker process (the orphan check's candidates)."""
+    return ImportJob.objects.filter(status=ImportJob.Status.RUNNING).exclude(owner="")
+
+
+def import_job_list_queued_before(moment: dt.datetime) -> QuerySet[ImportJob]:
+    """Jobs still `queued` that were created before `moment`."""
+    return ImportJob.objects.filter(status=ImportJob.Status.QUEUED, created_at__lt=moment)
 
 
 def import_job_get(*, job_id: int) -> ImportJob:

@@ -128,6 +128,9 @@ class ImportJob(models.Model):
     rows_failed = models.PositiveIntegerField(default=0)
     # Runs started: more than one means a worker died mid-job and the job was redelivered.
     attempts = models.PositiveIntegerField(default=0)
+    # `host:pid` of the worker running it (incidentdesk.owners): a job `running` whose
+    # worker died is queued again by `manage.py recover`.
+    owner = models.CharField(max_length=300, blank=True)
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)

@@ -5,6 +5,7 @@ The import engine itself (`rows_import`, the specs) is in `incidents.importing`.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,10 +16,15 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from incidentdesk import owners
 from incidentdesk.embeddings import get_embedder
 from incidentdesk.errors import ConflictError, IncidentDeskError, ValidationError
 from incidents import importers
-from incidents.dataset_selectors import dataset_version_previous
+from incidents.dataset_selectors import (
+    dataset_version_previous,
+    import_job_list_queued_before,
+    import_job_list_running_owned,
+)
 from incidents.importers import SourceRow
 from incidents.importing import (
     CONNECTION_ERRORS,
@@ -215,7 +221,8 @@ def import_job_run_now(*, job: ImportJob) -> ImportJob:
         )
     job.status = ImportJob.Status.RUNNING
     job.attempts += 1
-    job.save(update_fields=["status", "attempts"])
+    job.owner = owners.current()
+    job.save(update_fields=["status", "attempts", "owner"])
 
     def progress(done: int, total: int, failed: int) -> None:
         ImportJob.objects.filter(pk=job.pk).update(
@@ -257,6 +264,32 @@ def import_job_requeue_interrupted() -> list[int]:
 
     unfinished = [ImportJob.Status.QUEUED, ImportJob.Status.RUNNING]
     ids = list(ImportJob.objects.filter(status__in=unfinished).values_list("pk", flat=True))
+    for job_id in ids:
+        import_job_run.delay(job_id)
+    return ids
+
+
+# A queued job whose message is not waiting in the broker this long after it was
+# created lost its message (to a worker that died holding it, or to Redis).
+IMPORT_JOB_QUEUED_GRACE = dt.timedelta(minutes=1)
+
+
+def import_job_requeue_orphaned(*, waiting: set[int]) -> list[int]:
+    """Queue again, while the server runs, the jobs a dead worker left; return their ids.
+
+    `running` jobs whose worker process is gone (incidentdesk.owners), and
+    `queued` jobs older than IMPORT_JOB_QUEUED_GRACE that are not among
+    `waiting` (the job ids the broker holds). Jobs of live workers are left
+    alone; import_job_run_now fails a job after IMPORT_JOB_MAX_ATTEMPTS.
+    """
+    from incidents.tasks import import_job_run  # the task module imports this one
+
+    ids = [job.pk for job in import_job_list_running_owned() if owners.is_gone(job.owner)]
+    ImportJob.objects.filter(pk__in=ids).update(
+        status=ImportJob.Status.QUEUED, owner="", message="queued again: its worker stopped"
+    )
+    stale = import_job_list_queued_before(timezone.now() - IMPORT_JOB_QUEUED_GRACE)
+    ids += [pk for pk in stale.values_list("pk", flat=True) if pk not in waiting and pk not in ids]
     for job_id in ids:
         import_job_run.delay(job_id)
     return ids

@@ -1,7 +1,12 @@
 """Background jobs for incident datasets."""
 
-from celery import shared_task
+import ast
+import json
+from typing import Any
 
+from celery import current_app, shared_task
+
+from incidents.importing import CONNECTION_ERRORS
 from incidents.models import ImportJob
 from incidents.services import import_job_run_now
 
@@ -11,10 +16,14 @@ UNFINISHED = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
 # acks_late + reject_on_worker_lost: a pool process killed mid-import (kill -9, the
 # OOM killer: Celery's WorkerLostError) puts the message back on the queue instead of
 # dropping it with the job stuck `running`. Re-running is safe: rows are upserted.
+# A lost database is retried too, after 1, 2, 4... 32 s (a minute in all: the
+# supervisor restarts an embedded PostgreSQL within seconds); the job's process is
+# alive, so the periodic check would never pick the job up.
 @shared_task(
-    autoretry_for=(ConnectionError,),
+    autoretry_for=(ConnectionError, *CONNECTION_ERRORS),
     retry_backoff=True,
-    max_retries=3,
+    retry_jitter=False,
+    max_retries=6,
     acks_late=True,
     reject_on_worker_lost=True,
 )
@@ -29,3 +38,21 @@ def import_job_run(job_id: int) -> str:
     if job.status not in UNFINISHED:
         return job.status  # already finished (redelivered after the ack was lost)
     return import_job_run_now(job=job).status
+
+
+def import_job_ids_waiting() -> set[int]:
+    """Ids of the jobs whose message waits in the broker's queue (Redis, kombu's list).
+
+    What `manage.py recover` compares `queued` jobs with: a job queued for a
+    while whose message is not there lost it, and is queued again.
+    """
+    queue = current_app.conf.task_default_queue
+    with current_app.connection_for_read() as conn:
+        channel: Any = conn.default_channel  # kombu's Redis channel
+        messages = channel.client.lrange(queue, 0, -1)
+    ids = set()
+    for raw in messages:
+        headers = json.loads(raw).get("headers", {})
+        if headers.get("task") == import_job_run.name:
+            ids.add(int(ast.literal_eval(headers["argsrepr"])[0]))
+    return ids

@@ -1,13 +1,15 @@
 """The one error format of the API: `{"error": {"code", "message", "fields"}}`.
 
 Every failure ends here: the project's IncidentDeskError family, Django's
-ValidationError, PermissionDenied and Http404, DRF's own exceptions, and
+ValidationError, PermissionDenied and Http404, DRF's own exceptions, a lost
+database or Redis (503 with Retry-After, `incidentdesk/unavailable.py`), and
 unexpected ones (logged, then a 500 in the same shape).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
@@ -25,6 +27,7 @@ from incidentdesk.errors import (
     UnavailableError,
     ValidationError,
 )
+from incidentdesk.unavailable import MESSAGE, RETRY_AFTER_SECONDS, is_unavailable, unavailable_page
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: translate any exception into the error format."""
     if isinstance(exc, IncidentDeskError):
         return _project_error(exc)
+    if is_unavailable(exc):
+        return Response(error_body("unavailable", MESSAGE), status=503, headers=_RETRY_HEADERS)
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"non_field": exc.messages}
         return Response(error_body("invalid", "Invalid input.", fields), status=400)
@@ -127,3 +132,21 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("invalid", _bad_request_message(exception)), status=400)
     return defaults.bad_request(request, exception)
+
+
+_RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: 503 with Retry-After when the exception being handled is a lost
+    database or Redis (raised in a view or any middleware), else the usual 500.
+
+    Django calls this inside its `except` block, so `sys.exc_info()` is the exception.
+    """
+    if not is_unavailable(sys.exc_info()[1] or Exception()):
+        return defaults.server_error(request)
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    if request.path_info.startswith("/api/") or wants_json:
+        body = error_body("unavailable", MESSAGE)
+        return JsonResponse(body, status=503, headers=_RETRY_HEADERS)
+    return unavailable_page()

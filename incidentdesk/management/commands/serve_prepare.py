@@ -1,0 +1,42 @@
+from typing import Any
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from copilot.asking import conversation_claims_release
+from copilot.services import agent_run_fail_interrupted
+from incidentdesk.db import declared_indexes_ensure
+from incidents.services import import_job_requeue_interrupted
+
+
+class Command(BaseCommand):
+    help = (
+        "The Django part of `manage.py serve`'s start-up, run by it in a child process "
+        "so the supervisor stays small: migrate, static files, repairs, demo data."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--no-demo", action="store_true", help="Skip the demo data.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        """1. migrate; 2. static files; 3. repair what a crash left; 4. demo data and login."""
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        self.recover()
+        if not options["no_demo"]:
+            call_command("load_demo", stdout=self.stdout)
+
+    def recover(self) -> None:
+        """What a crash (kill -9, power loss) left half-done, before any worker runs.
+
+        1. indexes an import dropped and never rebuilt; 2. answers left `running`
+        (their conversations would stay busy: the row, and the claim Redis kept);
+        3. import jobs that lost their worker.
+        """
+        for name in declared_indexes_ensure():
+            self.stdout.write(f"Rebuilt the missing index {name}")
+        if conversations := agent_run_fail_interrupted():
+            conversation_claims_release(conversation_ids=conversations)
+            self.stdout.write(f"Marked {len(conversations)} interrupted answer(s) as failed")
+        if jobs := import_job_requeue_interrupted():
+            self.stdout.write(f"Queued {len(jobs)} interrupted import job(s) again")
