@@ -82,7 +82,9 @@ MIN_QUERY_TERMS = 2
 # match 50k-100k chunks, whose ranking took 100-500 ms and told incidents
 # apart no better than the vector half already does.
 COMMON_TERM_ROWS = 2 * TERM_ROW_BUDGET
-_term_stats_cache: TimedCache[str, dict[str, int]] = TimedCache(ttl_seconds=TERM_STATS_TTL_SECONDS)
+_term_stats_cache: TimedCache[tuple[str, tuple[int, ...] | None], dict[str, int]] = TimedCache(
+    ttl_seconds=TERM_STATS_TTL_SECONDS
+)
 
 
 @lru_cache(maxsize=1024)
@@ -101,22 +103,35 @@ def forget_term_frequencies() -> None:
     _term_stats_cache.clear()
 
 
-def _term_frequencies(table: str) -> dict[str, int]:
-    """Chunks per lexeme in `table`, refreshed every few minutes.
+def _term_frequencies(table: str, versions: Sequence[int] | None) -> dict[str, int]:
+    """Chunks per lexeme in `table` (in `versions` only, when given), refreshed
+    every few minutes.
 
+    Counted in the versions searched, so which words a question keeps does not
+    depend on what else the database holds (a staged import, other datasets).
     Counts only steer which words are kept; words missing from a stale copy
     count as rare (see rare_terms_tsquery), so staleness never hides a match.
     """
-    return _term_stats_cache.get(table, lambda: _read_term_frequencies(table))
+    key = (table, tuple(sorted(versions)) if versions is not None else None)
+    return _term_stats_cache.get(key, lambda: _read_term_frequencies(*key))
 
 
-def _read_term_frequencies(table: str) -> dict[str, int]:
+def _read_term_frequencies(table: str, versions: tuple[int, ...] | None) -> dict[str, int]:
+    where = (
+        ""
+        if versions is None
+        else f" WHERE version_id IN ({', '.join(str(int(v)) for v in versions)})"
+    )
+    if versions == ():
+        return {}
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM {table}')")  # noqa: S608 - our table name
+        cursor.execute(
+            f"SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM {table}{where}')"  # noqa: S608 - our table name, integer ids
+        )
         return dict(cursor.fetchall())
 
 
-def rare_terms(text: str, table: str) -> list[str]:
+def rare_terms(text: str, table: str, versions: Sequence[int] | None = None) -> list[str]:
     """The question's most distinctive lexemes (an IDF cut), rarest first.
 
     Natural questions rarely contain all their words in one chunk, so the
@@ -124,7 +139,7 @@ def rare_terms(text: str, table: str) -> list[str]:
     """
     if not content_words(text):
         return []
-    frequencies = _term_frequencies(table)
+    frequencies = _term_frequencies(table, versions)
     # A word the cached statistics have not seen yet (imported since) counts
     # as rare, so new error codes are searchable at once.
     present = sorted((frequencies.get(w, 0), w) for w in _lexemes(text))
@@ -198,18 +213,20 @@ def chunks_hybrid_rank(
     limit: int,
     exact: bool = False,
     vector: Future[str] | None = None,
+    term_versions: Sequence[int] | None = None,
 ) -> list[RankedParent]:
     """The best `limit` parents of `chunks` by vector and full-text rank, fused.
 
     Each list is reduced to one rank per parent (its best chunk); reciprocal
     rank fusion adds 1/(RRF_K + rank) over both lists. `vector` is the
-    query's embedding when the caller started it (`embed_in_background`).
+    query's embedding when the caller started it (`embed_in_background`);
+    `term_versions`, the versions whose word counts pick the full-text terms.
     """
     if vector is None:
         vector = embed_in_background(query)
     scope = chunks if isinstance(chunks, ChunkScope) else ChunkScope.of(chunks)
     with stage("full-text query"):
-        text_hits = _text_candidates(scope, parent_field, query)
+        text_hits = _text_candidates(scope, parent_field, query, term_versions)
     with stage("waiting for the embedding"):
         vector_literal = vector.result()
     if scope.where is None:
@@ -331,10 +348,12 @@ def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
     return 1.0 - float(rows[0][0]) if rows else 0.0
 
 
-def _text_candidates(scope: ChunkScope, parent_field: str, query: str) -> list[tuple[int, int]]:
+def _text_candidates(
+    scope: ChunkScope, parent_field: str, query: str, term_versions: Sequence[int] | None
+) -> list[tuple[int, int]]:
     """The best full-text chunks' (parent, chunk), one per parent."""
     table = scope.model._meta.db_table
-    terms = rare_terms(query, table)
+    terms = rare_terms(query, table, term_versions)
     if not terms or scope.where is None:
         return []
     where, params = scope.where

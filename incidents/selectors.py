@@ -466,7 +466,13 @@ def _rank_incidents(
         return [IncidentHit(incident, "", 0.0) for incident in newest[:limit]]
     chunks, small = _filtered_chunks(incidents, version, is_filtered=is_filtered)
     ranked = chunks_hybrid_rank(
-        chunks, parent_field="incident", query=text, limit=limit, exact=small, vector=vector
+        chunks,
+        parent_field="incident",
+        query=text,
+        limit=limit,
+        exact=small,
+        vector=vector,
+        term_versions=scope_version_ids(version),
     )
     _attach_versions([r.parent for r in ranked], version)
     return [IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked]

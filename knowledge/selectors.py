@@ -27,6 +27,7 @@ from incidents.ranking import (
     chunks_hybrid_rank,
     content_words,
 )
+from incidents.selectors import scope_version_ids
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
@@ -164,7 +165,13 @@ def knowledge_search(
             query, [KnowledgeHit(d, 1.0, _preview(d.body)) for d in listed], filters
         )
     chunks = KnowledgeChunk.objects.filter(document__in=documents)
-    ranked = chunks_hybrid_rank(chunks, parent_field="document", query=query, limit=limit)
+    ranked = chunks_hybrid_rank(
+        chunks,
+        parent_field="document",
+        query=query,
+        limit=limit,
+        term_versions=scope_version_ids(version),
+    )
     if asks_what_to_do(query):
         ranked = _actionable_first(ranked)
     top = ranked[0].score if ranked else 1.0

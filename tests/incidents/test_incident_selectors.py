@@ -218,3 +218,24 @@ def test_a_small_scope_is_ranked_exactly_a_large_one_through_hnsw(version, monke
     monkeypatch.setattr(selectors, "EXACT_SEARCH_MAX_CHUNKS", version.chunk_count - 1)
     _, exact = selectors._filtered_chunks(selectors.incident_scope(), None, is_filtered=False)
     assert not exact
+
+
+def test_word_counts_that_pick_full_text_terms_come_from_the_searched_versions(
+    version, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(ranking, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(ranking, "MIN_QUERY_TERMS", 1)
+    # Another dataset, never activated, says "timezone" everywhere: it must not make
+    # the word common for a search of the active version.
+    other = tmp_path / "other.jsonl"
+    rows = [
+        incident_row(f"INC-2025-01-0{day}-001", title=f"timezone bug {day}") for day in range(1, 6)
+    ]
+    other.write_text("\n".join(json.dumps(row) for row in rows))
+    incident_import_file(path=other, dataset_name="other-desk", activate=False)
+    ranking.forget_term_frequencies()
+    assert ranking.rare_terms("timed timezone", "incidents_incidentchunk", [version.pk]) == [
+        "timezon"
+    ]
+    everywhere = ranking.rare_terms("timed timezone", "incidents_incidentchunk")
+    assert everywhere != ["timezon"]  # counted over every dataset, the word looked common
