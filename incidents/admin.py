@@ -41,6 +41,26 @@ def confirmation(
     return TemplateResponse(request, template, context)
 
 
+class DatasetOfKindFilter(admin.SimpleListFilter):
+    """The dataset filter, listing only datasets of this admin's kind (not all of them)."""
+
+    title = "dataset"
+    parameter_name = "version__dataset__id__exact"
+    kind = Dataset.Kind.INCIDENTS
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
+        datasets = selectors.dataset_list().filter(kind=self.kind)
+        return [(dataset.pk, dataset.name) for dataset in datasets]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value() or ""
+        return queryset.filter(version__dataset_id=int(value)) if value.isdigit() else queryset
+
+
+class IncidentDatasetFilter(DatasetOfKindFilter):
+    kind = Dataset.Kind.INCIDENTS
+
+
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin[Dataset]):
     list_display = ["name", "kind", "slug", "created_at"]
@@ -180,14 +200,40 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
 @admin.register(Incident)
 class IncidentAdmin(admin.ModelAdmin[Incident]):
     list_display = [
-        "incident_id", "title", "impacted_application", "occurred_at", "severity", "version",
+        "incident_id", "title", "impacted_application", "occurred_at", "severity",
+        "review_status", "version",
     ]  # fmt: skip
     list_filter = [
-        "version__status", "version__dataset", "impacted_application", "category", "severity",
-        "repeat_incident",
+        "review_status", "version__status", IncidentDatasetFilter, "impacted_application",
+        "category", "severity", "repeat_incident",
     ]  # fmt: skip
     list_select_related = ["version__dataset"]
     search_fields = ["incident_id", "title", "impacted_application", "root_cause"]
     date_hierarchy = "occurred_at"
     raw_id_fields = ["version"]
-    readonly_fields = ["content_hash", "created_at", "updated_at"]
+    readonly_fields = ["content_hash", "review_status", "created_at", "updated_at"]
+    actions = ["accept_reports", "discard_reports"]
+
+    @admin.action(description="Accept the selected reports (reported → reviewed)")
+    def accept_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
+        self._review(request, queryset, services.incident_review_accept, "accepted")
+
+    @admin.action(description="Discard the selected reports (deletes them)")
+    def discard_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
+        self._review(request, queryset, services.incident_review_discard, "discarded")
+
+    def _review(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Incident],
+        service: Callable[..., Any],
+        outcome: str,
+    ) -> None:
+        """A review service per selected incident; one already reviewed is an error line."""
+        for incident in queryset.select_related("version__dataset"):
+            try:
+                service(incident=incident)
+            except IncidentDeskError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{incident.incident_id} {outcome}")
