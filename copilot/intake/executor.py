@@ -64,8 +64,11 @@ class IntakeRun:
         user: AbstractBaseUser,
         screenshot: media.Screenshot | None,
         voice: media.VoiceNote | None,
+        *,
+        reported_dataset: str = "",
     ) -> None:
         self.conversation = conversation
+        self.reported_dataset = reported_dataset
         self.user = user
         self.screenshot = screenshot
         self.voice = voice
@@ -118,6 +121,7 @@ class IntakeRun:
             plan=plan,
             state=state,
             screenshot=self.screenshot,
+            reported_dataset=self.reported_dataset,
             voice=self.voice,
         )
         call_id = f"intake-{self.run.pk}"

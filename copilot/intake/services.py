@@ -24,7 +24,7 @@ from copilot.services import RUN_STALE_AFTER
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
 from incidents.models import Dataset
-from incidents.services import INCIDENT_SPEC, dataset_import_rows
+from incidents.services import INCIDENT_SPEC, dataset_import_rows, incident_mark_reported
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -52,12 +52,14 @@ def intake_reply(
     image: bytes | None = None,
     audio: bytes | None = None,
     audio_name: str = "",
+    reported_dataset: str = "",
 ) -> Iterator[Event]:
     """Run the intake plan for this turn, yielding a status per step, then the
     `incident_intake` tool result and the stored answer (DoneEvent).
 
     Uploads are validated before anything is stored, so a bad file is a
-    clear error (ValidationError) and leaves no trace.
+    clear error (ValidationError) and leaves no trace. `reported_dataset`: see
+    `ToolContext.reported_dataset` (the evaluation's sandbox).
     """
     from copilot.intake.executor import IntakeRun  # a real cycle: the run calls these writes
 
@@ -68,7 +70,8 @@ def intake_reply(
     screenshot = media.screenshot_validate(data=image) if image is not None else None
     voice = media.voice_note_validate(data=audio, name=audio_name) if audio is not None else None
     _check_text(text, has_attachment=screenshot is not None or voice is not None)
-    return IntakeRun(conversation, user, screenshot, voice).events(text)
+    run = IntakeRun(conversation, user, screenshot, voice, reported_dataset=reported_dataset)
+    return run.events(text)
 
 
 def _check_text(text: str, *, has_attachment: bool) -> None:
@@ -126,22 +129,34 @@ def reported_incident_row(
     }
 
 
+@transaction.atomic
 def reported_incident_store(
-    *, incident: dict[str, Any], owner_team: str, user: AbstractBaseUser, conversation: Conversation
+    *,
+    incident: dict[str, Any],
+    owner_team: str,
+    user: AbstractBaseUser,
+    conversation: Conversation,
+    dataset_name: str = "",
 ) -> None:
     """Upsert the report into the active version of the "reported" dataset (embedded),
-    so the next search, and the next duplicate check, find it."""
+    so the next search, and the next duplicate check, find it, marked `reported`
+    until staff review it.
+
+    A `dataset_name` of its own (the evaluation's) is never activated: its
+    reports stay out of live search.
+    """
     row = reported_incident_row(incident=incident, owner_team=owner_team, conversation=conversation)
-    _, result = dataset_import_rows(
+    version, result = dataset_import_rows(
         spec=INCIDENT_SPEC,
         kind=Dataset.Kind.INCIDENTS,
         rows=[SourceRow(1, row)],
-        dataset_name=REPORTED_DATASET,
-        activate=True,
+        dataset_name=dataset_name or REPORTED_DATASET,
+        activate=not dataset_name,
     )
     if result.failed:
         reasons = "; ".join(str(error) for error in result.errors)
         raise ValidationError(f"The incident could not be stored: {reasons}")
+    incident_mark_reported(version=version, incident_id=row["incident_id"])
 
 
 # --- the decision ledger --------------------------------------------------------------------
