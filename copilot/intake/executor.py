@@ -101,12 +101,15 @@ class IntakeRun:
             else None,
             "voice_note": self.voice is not None,
         }
-        return copilot_services.conversation_message_append(
+        message = copilot_services.conversation_message_append(
             conversation=self.conversation,
             role=Message.Role.USER,
             content=text,
             data={"intake": attachments},
         )
+        if shot is not None:
+            intake_services.report_screenshot_store(message=message, screenshot=shot)
+        return message
 
     def _answer(self, text: str, question: Message) -> Iterator[Event]:
         state = intake_state(self.conversation)

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,7 +19,14 @@ from copilot.events import Event
 from copilot.intake import media, planner, rules
 from copilot.intake.selectors import intake_state
 from copilot.intake.state import IntakeState, TurnKind
-from copilot.models import Conversation, Decision, Ticket, TicketComment
+from copilot.models import (
+    Conversation,
+    Decision,
+    Message,
+    ReportScreenshot,
+    Ticket,
+    TicketComment,
+)
 from copilot.selectors import agent_run_is_active
 from copilot.services import RUN_STALE_AFTER
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
@@ -95,6 +103,23 @@ def conversation_intake_state_set(*, conversation: Conversation, state: IntakeSt
         locked.state = {**(locked.state or {}), "intake": state}
         locked.save(update_fields=["state", "updated_at"])
     conversation.state = locked.state
+
+
+# --- the screenshot -------------------------------------------------------------------
+
+
+def report_screenshot_store(*, message: Message, screenshot: media.Screenshot) -> None:
+    """Keep the validated screenshot with the report's message (its ticket shows it)."""
+    extension = "png" if screenshot.format == "PNG" else "jpg"
+    row = ReportScreenshot(
+        message=message,
+        content_type=screenshot.content_type,
+        width=screenshot.width,
+        height=screenshot.height,
+    )
+    row.image.save(f"message-{message.pk}.{extension}", ContentFile(screenshot.data), save=False)
+    row.full_clean()
+    row.save()
 
 
 # --- memory -----------------------------------------------------------------------------
