@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from incidentdesk.errors import IncidentDeskError
+from incidentdesk.errors import IncidentDeskError, NotFoundError
 from incidents import selectors, services
 from incidents.importers import FORMATS
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
@@ -45,7 +45,7 @@ class DatasetOfKindFilter(admin.SimpleListFilter):
     """The dataset filter, listing only datasets of this admin's kind (not all of them)."""
 
     title = "dataset"
-    parameter_name = "version__dataset__id__exact"
+    parameter_name = "dataset"
     kind = Dataset.Kind.INCIDENTS
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
@@ -149,6 +149,20 @@ class ImportJobForm(forms.ModelForm[ImportJob]):
         fields = ["file", "file_format", "activate_when_done"]
 
 
+IMPORT_REFRESH_SECONDS = 2
+RUNNING_JOB_STATUSES = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
+
+
+def _progress_context(job: ImportJob) -> dict[str, Any]:
+    """What the job page's progress bar needs; a queued or running job refreshes the page."""
+    percent = round(100 * job.rows_done / job.rows_total) if job.rows_total else 0
+    return {
+        "job_running": job.status in RUNNING_JOB_STATUSES,
+        "percent": min(percent, 100),
+        "refresh_seconds": IMPORT_REFRESH_SECONDS,
+    }
+
+
 @admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
     list_display = [
@@ -161,6 +175,29 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
         "updated", "unchanged", "message", "errors", "attempts", "created_by", "created_at",
         "finished_at",
     ]  # fmt: skip
+
+    change_form_template = "admin/incidents/importjob/change_form.html"
+
+    def has_change_permission(self, request: HttpRequest, obj: ImportJob | None = None) -> bool:
+        """A job, once queued, is a record: its page shows progress, never a form to edit
+        (a finished job offered "Change file" and Save, which did nothing useful)."""
+        return obj is None and super().has_change_permission(request, obj)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        context = dict(extra_context or {})
+        try:
+            job = selectors.import_job_get(job_id=int(object_id))
+        except (ValueError, NotFoundError):
+            job = None  # the admin answers an unknown id itself
+        if job is not None:
+            context.update(_progress_context(job))
+        return super().change_view(request, object_id, form_url, context)
 
     def get_form(
         self,
