@@ -154,3 +154,7 @@ class VersionDiffSerializer(serializers.Serializer[Any]):
     added_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
     removed_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
     changed_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
+    replaced = serializers.IntegerField(
+        help_text="Ids now naming a different record (another title), not counted as changed."
+    )
+    replaced_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
