@@ -1136,12 +1136,13 @@ def dataset_version_diff(*, version: DatasetVersion) -> VersionDiff:
     same_place = Q(*[Q(**{f"old_{name}": F(name)}) for name in places])
     replaced = differing.exclude(old_title=Lower(Trim("title"))).exclude(same_place)
     changed = differing.exclude(pk__in=replaced.values("pk"))
-    sample = [
-        list(q.values_list(key, flat=True)[:DIFF_SAMPLE])
-        for q in (added, removed, changed, replaced)
-    ]
+
+    def ids(rows: QuerySet[Any]) -> list[str]:
+        return list(rows.values_list(key, flat=True)[:DIFF_SAMPLE])
+
     return VersionDiff(
-        version, active, target.count(), current.count(),
-        added.count(), removed.count(), changed.count(), *sample[:3],
-        replaced=replaced.count(), replaced_ids=sample[3],
+        version=version, active=active, rows=target.count(), active_rows=current.count(),
+        added=added.count(), removed=removed.count(), changed=changed.count(),
+        added_ids=ids(added), removed_ids=ids(removed), changed_ids=ids(changed),
+        replaced=replaced.count(), replaced_ids=ids(replaced),
     )  # fmt: skip
