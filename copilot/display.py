@@ -88,13 +88,29 @@ class Citation:
     id: str
     url: str
     kind: str  # incident | document
+    reported: bool = False  # a chat report staff have not reviewed: the chip says so
 
 
-def citations(answer: Message) -> list[Citation]:
+def reported_ids(tools: list[Message]) -> set[str]:
+    """Incidents the turn's tools returned as reported, not reviewed (from their data)."""
+    found = set()
+    for message in tools:
+        data = message.data or {}
+        rows = [*data.get("results", []), data.get("incident") or {}]
+        found |= {
+            str(row.get("incident_id"))
+            for row in rows
+            if isinstance(row, dict) and row.get("review_status") == "reported"
+        }
+    return found
+
+
+def citations(answer: Message, reported: set[str] | None = None) -> list[Citation]:
     found = []
     for cited in answer.citations or []:
         if INCIDENT_ID_RE.match(cited):
-            found.append(Citation(cited, incident_url(cited), "incident"))
+            is_reported = cited in (reported or set())
+            found.append(Citation(cited, incident_url(cited), "incident", is_reported))
         else:
             found.append(Citation(cited, document_url(cited), "document"))
     return found
@@ -147,5 +163,9 @@ def turn_view(turn: Turn) -> TurnView:
     ]  # fmt: skip
     html = answer_html(answer) if answer is not None and answer.is_complete else None
     return TurnView(
-        turn, steps, filter_chips(turn.tools), citations(answer) if answer else [], html
+        turn,
+        steps,
+        filter_chips(turn.tools),
+        citations(answer, reported_ids(turn.tools)) if answer else [],
+        html,
     )
