@@ -21,6 +21,7 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
         fields = [
             "incident_id", "title", "impacted_application", "occurred_at", "severity",
             "status", "category", "repeat_incident", "tags", "source_url", "dataset", "version",
+            "review_status",  # "reported": a chat report staff have not reviewed yet
         ]  # fmt: skip
         read_only_fields = fields
 
