@@ -65,7 +65,9 @@ def ticket_detail(request: HttpRequest, key: str) -> HttpResponse:
         "decisions": selectors.decision_list_for_ticket(ticket=ticket),
         "screenshot": selectors.ticket_screenshot(ticket=ticket),
         "actions": services.ticket_actions(ticket=ticket),
+        # A deleted conversation (awaiting purge) is gone for its owner too: no dead link.
         "conversation_is_yours": conversation is not None
+        and conversation.deleted_at is None
         and conversation.owner_id == request.user.pk,
     }
     return render(request, "copilot/tickets/detail.html", context)

@@ -72,6 +72,11 @@ def test_bob_finds_a_report_badged_below_its_twin_then_reviews_it(
     page.wait_for_url(f"{live_daphne}/incidents/review/")
     expect(page.locator("#review-list > li")).to_have_count(2)
     report = page.locator("#review-list > li").filter(has_text="INC-2025-03-04-900001")
+    discard = report.get_by_role("button", name="Yes, discard INC-2025-03-04-900001")
+    expect(discard).to_be_hidden()  # discarding deletes: it takes a second, deliberate click
+    report.get_by_text("Discard…").click()
+    expect(discard).to_be_visible()
+    page.screenshot(path=SCREENSHOTS / f"review-list-{name}.png", full_page=True)
     report.get_by_label("Merge into incident id").fill("inc\u20132025-03-04\u2013001")
     report.get_by_role("button", name="Merge").click()
     expect(page.get_by_role("status")).to_contain_text(

@@ -138,6 +138,8 @@ def test_staff_discard_a_report_and_bad_actions_are_refused(twins, client, bob) 
     first, _ = twins
     _report(first)
     client.force_login(bob)
+    listing = client.get("/incidents/review/").content.decode()
+    assert f"Yes, discard {first.incident_id}" in listing  # behind a second, deliberate click
     assert client.post(f"/incidents/review/{first.pk}/", {"action": "zap"}).status_code == 400
     assert client.get(f"/incidents/review/{first.pk}/").status_code == 405
     response = client.post(f"/incidents/review/{first.pk}/", {"action": "discard"})
