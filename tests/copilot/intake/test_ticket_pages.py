@@ -15,7 +15,7 @@ from copilot.intake.services import intake_reply
 from copilot.models import Conversation, Ticket
 from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png, intake_data
-from tests.copilot.intake.jira_server import JiraServer, jira_reply
+from tests.copilot.intake.jira_server import JiraServer, Reply, jira_reply
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -165,3 +165,14 @@ def test_the_report_screenshot_is_shown_to_the_reporter_and_staff_only(
     staff_page = client.get(f"/tickets/{key}/").content.decode()
     assert f'href="/conversations/{conversation.pk}/"' not in staff_page  # alice's, private
     assert Conversation.objects.get(pk=conversation.pk).owner == alice
+
+
+def test_a_workflow_without_the_wanted_transition_is_said_plainly(client, alice, jira) -> None:
+    ticket = _ticket(alice, "OPS-9", tracker="jira", status="in_progress")
+    jira.script(Reply(status=200, body={"transitions": []}))
+    client.force_login(alice)
+    response = client.post("/tickets/OPS-9/status/", {"action": "resolve"}, follow=True)
+    assert "Jira offers no transition of OPS-9 to resolved" in response.content.decode()
+    assert [r.method for r in jira.requests] == ["GET"]
+    ticket.refresh_from_db()
+    assert ticket.status == "in_progress"
