@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from incidentdesk.errors import IncidentDeskError, NotFoundError, StaffOnlyError
+from incidentdesk.errors import IncidentDeskError, NotFoundError, StaffOnlyError, page_status
 from incidents import selectors, services
 from incidents.models import Dataset, DatasetVersion, Incident
 
@@ -119,11 +119,11 @@ def _require_staff(request: HttpRequest) -> None:
         raise StaffOnlyError("Only staff review reported incidents.")
 
 
-def incident_review_list(request: HttpRequest) -> HttpResponse:
+def incident_review_list(request: HttpRequest, status: int = 200) -> HttpResponse:
     """Chat reports waiting for a person: accept (with edits), merge or discard each."""
     _require_staff(request)
     context = {"reports": selectors.incident_list_for_review()[:200]}
-    return render(request, "incidents/review.html", context)
+    return render(request, "incidents/review.html", context, status=status)
 
 
 @require_POST
@@ -140,8 +140,9 @@ def incident_review_action(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         done = _review(request, action, report)
     except IncidentDeskError as exc:
+        # The list again, with the reason, as a 4xx: nothing was changed.
         messages.error(request, f"{report.incident_id}: {exc.message}")
-        return redirect("incident-review")
+        return incident_review_list(request, status=page_status(exc))
     messages.success(request, done)
     return redirect("incident-review")
 

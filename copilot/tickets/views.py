@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from copilot.models import Ticket
 from copilot.tickets import selectors, services
 from copilot.tickets.base import TrackerError
-from incidentdesk.errors import IncidentDeskError
+from incidentdesk.errors import IncidentDeskError, page_status
 
 
 def _choice(request: HttpRequest, name: str, choices: list[str]) -> str:
@@ -52,7 +52,7 @@ def _ticket_or_404(request: HttpRequest, key: str) -> Ticket:
     return ticket
 
 
-def ticket_detail(request: HttpRequest, key: str) -> HttpResponse:
+def ticket_detail(request: HttpRequest, key: str, status: int = 200) -> HttpResponse:
     """A ticket with its status actions, screenshot, comments, decisions and conversation.
 
     Only the reporter (and whoever commented on it) and staff may open it:
@@ -70,7 +70,7 @@ def ticket_detail(request: HttpRequest, key: str) -> HttpResponse:
         and conversation.deleted_at is None
         and conversation.owner_id == request.user.pk,
     }
-    return render(request, "copilot/tickets/detail.html", context)
+    return render(request, "copilot/tickets/detail.html", context, status=status)
 
 
 @require_POST
@@ -87,11 +87,13 @@ def ticket_status(request: HttpRequest, key: str) -> HttpResponse:
             action=action,
         )
     except TrackerError as exc:
+        # Jira refused or failed: the ticket page again, unchanged, as a bad gateway.
         messages.error(request, f"{ticket.key} was not changed: {exc.message}")
+        return ticket_detail(request, key, status=502)
     except IncidentDeskError as exc:
         messages.error(request, exc.message)
-    else:
-        messages.success(request, f"{ticket.key} is {ticket.get_status_display().lower()}.")
+        return ticket_detail(request, key, status=page_status(exc))
+    messages.success(request, f"{ticket.key} is {ticket.get_status_display().lower()}.")
     return redirect("ticket-detail", key=ticket.key)
 
 
