@@ -4,7 +4,6 @@ local Jira), the link to and from the conversation, and the report's screenshot.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -25,11 +24,6 @@ pytestmark = pytest.mark.django_db
 def carol(db: None) -> User:
     """carol is on call too, but did not report these incidents."""
     return UserFactory(username="carol")
-
-
-@pytest.fixture(autouse=True)
-def _media(settings: Settings, tmp_path: Path) -> None:
-    settings.MEDIA_ROOT = tmp_path / "media"
 
 
 def _ticket(owner: User, key: str, **fields: object) -> Ticket:
