@@ -20,9 +20,9 @@ from pgvector.django import CosineDistance
 from copilot.evaluation import corpus_load
 from incidentdesk.embeddings import embed_query
 from incidents.models import IncidentChunk
-from incidents.selectors import search_similar_incidents
+from incidents.selectors import incident_search_similar
 from knowledge.models import KnowledgeChunk
-from knowledge.selectors import search_knowledge
+from knowledge.selectors import knowledge_search
 
 
 def vector_only(chunks, parent: str, query: str) -> list[str]:
@@ -57,13 +57,15 @@ def main() -> None:
                 vector.append(
                     (vector_only(incident_chunks, "incident__incident_id", q["query"]), relevant)
                 )
-                hits = search_similar_incidents(q["query"], 10, version=corpus.incidents).hits
+                hits = incident_search_similar(
+                    query=q["query"], limit=10, version=corpus.incidents
+                ).hits
                 hybrid.append(([h.incident.incident_id for h in hits], relevant))
             else:
                 vector.append(
                     (vector_only(knowledge_chunks, "document__doc_id", q["query"]), relevant)
                 )
-                found = search_knowledge(q["query"], 10, version=corpus.knowledge).hits
+                found = knowledge_search(query=q["query"], limit=10, version=corpus.knowledge).hits
                 hybrid.append(([h.document.doc_id for h in found], relevant))
         print(f"{kind} ({len(chosen)} questions)")
         print(f"  vector only  {scores(vector)}")

@@ -12,32 +12,41 @@ are split over three versions of one dataset (one active), loaded with
 binary COPY without the HNSW index, which is then built once.
 
 Then, over 200 questions (the dev questions and eval incident titles):
-  - p50/p95 of the whole search_similar_incidents call (embedding, hybrid
+  - p50/p95 of the whole incident_search_similar call (embedding, hybrid
     query, formatting), with the HNSW index and with exact scan, and their
     ratio; the exact run is checked to scan (EXPLAIN of the search's own
     vector query on its connection, and no HNSW index scan counted), or the
     bench exits non-zero;
-  - the vector query alone under EXPLAIN ANALYZE, HNSW and exact, and ratio;
+  - the vector query (one statement with the fusion and the winners' rows)
+    under EXPLAIN ANALYZE, HNSW and exact, and ratio;
   - the HNSW whole call by stage at p50 (embedding, full-text query with
-    its lexeme query, vector query, winners, formatting, the rest), against
+    its lexeme query, vector query with winners, formatting, the rest), against
     the goal p50 <= embedding p50 + 8 ms, p95 <= 2 x p50;
   - the plan of the selector's own exact path (a small filtered scope);
   - recall@10 of the HNSW nearest neighbours against exact search: on all
     chunks, on the active version (1 of 3), and on one application.
-The bench dataset is deleted at the end. Usage:
+  - CPU per call of this process (the embedding included) and of the
+    PostgreSQL backend serving it, from /proc: steadier than wall time on a
+    shared machine.
+With --calls-only, only the HNSW whole calls, their stages and CPU per call
+(for interleaving runs of two checkouts on one kept dataset). The bench
+dataset is deleted at the end unless --keep. Usage:
   python bench/search_bench.py [--incidents 100000] [--questions 200] [--keep] [--reuse]
+                               [--calls-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,19 +56,18 @@ from pgvector.psycopg import register_vector
 
 from incidentdesk import embeddings
 from incidentdesk.stages import StageTimes, stage
-from incidents import selectors
+from incidents import ranking
 from incidents.importers import SourceRow, parse_incident
 from incidents.models import Dataset, DatasetVersion, IncidentChunk
-from incidents.selectors import (
+from incidents.ranking import (
     EXACT_DISTANCE,
     INDEXED_DISTANCE,
     VECTOR_CANDIDATES,
-    _filtered_chunks,
+    ChunkScope,
+    _nearest_sql,
     _scope_where,
-    _vector_candidates,
-    incident_scope,
-    search_similar_incidents,
 )
+from incidents.selectors import _filtered_chunks, incident_scope, incident_search_similar
 from incidents.services import INCIDENT_SPEC, dataset_version_activate
 
 DATASET = "bench-search"
@@ -69,7 +77,7 @@ MAX_BLEND = 0.6  # weight of a random other incident's chunk blended in
 SQL_SAMPLE = 50  # questions whose vector query is EXPLAIN ANALYZEd in each mode
 FLOOR_MARGIN_MS = 8.0  # issue 19: whole call p50 <= query embedding p50 + 8 ms
 # The stages run on the calling thread (the embedding runs beside them).
-CALL_STAGES = ("full-text query", "waiting for the embedding", "vector query", "winners",
+CALL_STAGES = ("full-text query", "waiting for the embedding", "vector query with winners",
                "formatting")  # fmt: skip
 INDEX = next(i for i in IncidentChunk._meta.indexes if i.name == "incidents_chunk_embedding_hnsw")
 
@@ -177,10 +185,10 @@ def timed_searches(texts: list[str]) -> list[Call]:
     calls = []
     for text in texts:
         embeddings.forget_cached_queries()
-        selectors._lexemes.cache_clear()
+        ranking._lexemes.cache_clear()
         with StageTimes.collect() as stages:
             started = time.perf_counter()
-            result = search_similar_incidents(text, 5)
+            result = incident_search_similar(query=text, limit=5)
             with stage("formatting"):
                 result.as_text()
             calls.append(Call((time.perf_counter() - started) * 1000, stages))
@@ -220,7 +228,7 @@ def vector_statements(texts: list[str]) -> list[tuple[str, list[Any], int]]:
 
     with connection.execute_wrapper(record):
         for text in texts:
-            search_similar_incidents(text, 5)
+            incident_search_similar(query=text, limit=5)
     return statements
 
 
@@ -241,11 +249,16 @@ def plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def scans_of_chunks(plan: dict[str, Any]) -> list[str]:
-    """How the plan reads the chunk table: 'Seq Scan', 'Index Scan on <index>'..."""
+    """How the plan's vector candidates read the chunk table: 'Seq Scan',
+    'Index Scan on <index>'... Only the nearest-chunks part of the search's
+    statement (its `nearest` CTE) is the vector query; the rest reads the
+    few winners by primary key."""
+    root = plan["Plan"]
+    nearest = [n for n in plan_nodes(root) if n.get("Subplan Name") == "CTE nearest"]
     return [
         f"{node['Node Type']} on {node['Index Name']}" if "Index Name" in node
         else node["Node Type"]
-        for node in plan_nodes(plan["Plan"])
+        for node in plan_nodes(nearest[0] if nearest else root)
         if node.get("Relation Name") == IncidentChunk._meta.db_table
     ]  # fmt: skip
 
@@ -291,16 +304,12 @@ def check_selector_exact_path(active: DatasetVersion) -> str:
     """The selector's own exact path (a small filtered scope, OFFSET 0): its plan."""
     incidents = incident_scope(active).filter(impacted_application="Bench App 8")
     chunks, small = _filtered_chunks(incidents, active, is_filtered=True)
-    statements: list[tuple[str, list[Any]]] = []
-
-    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        statements.append((sql, list(params)))
-        return execute(sql, params, many, context)
-
+    scope = chunks if isinstance(chunks, ChunkScope) else ChunkScope.of(chunks)
+    assert scope.where is not None
+    where, params = scope.where
     literal = embeddings.embed_query_literal("database connection pool exhausted")
-    with connection.execute_wrapper(record):
-        _vector_candidates(chunks, "incident", literal, small, _scope_where(chunks))
-    scans = scans_of_chunks(explain(*statements[-1], analyze=False))
+    sql = _nearest_sql(IncidentChunk, "incident", where, small)
+    scans = scans_of_chunks(explain(sql, [literal, *params], analyze=False))
     if not small or any("hnsw" in scan for scan in scans):
         sys.exit(f"search bench: the selector's exact path reached the HNSW index: {scans}")
     return ", ".join(scans)
@@ -330,6 +339,31 @@ def recall_at_10(texts: list[str], scope: dict) -> float:
         truth = set(nearest_ids(vector, scope, exact=True))
         recalls.append(len(truth & set(nearest_ids(vector, scope, exact=False))) / len(truth))
     return statistics.mean(recalls)
+
+
+@dataclass
+class Cpu:
+    """CPU seconds so far of this process and of the connection's backend."""
+
+    process: float
+    backend: float
+
+    @classmethod
+    def now(cls) -> Cpu:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            row = cursor.fetchone()
+        assert row is not None
+        # /proc/<pid>/stat: utime and stime are fields 14 and 15 (after the name).
+        fields = Path(f"/proc/{row[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        backend = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cls(time.process_time(), backend)
+
+
+def report_cpu(before: Cpu, after: Cpu, calls: int) -> None:
+    process = (after.process - before.process) * 1000 / calls
+    backend = (after.backend - before.backend) * 1000 / calls
+    print(f"CPU per call: this process {process:.2f} ms, PostgreSQL {backend:.2f} ms")
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -373,7 +407,7 @@ def p50(values: list[float]) -> float:
 
 def report_calls(fast: list[Call], slow: list[Call]) -> None:
     fast_ms, slow_ms = [c.ms for c in fast], [c.ms for c in slow]
-    print(f"search_similar_incidents, whole call, {len(fast)} questions (ms):")
+    print(f"incident_search_similar, whole call, {len(fast)} questions (ms):")
     print(f"  HNSW   p50 {p50(fast_ms):6.1f}  p95 {percentile(fast_ms, 0.95):6.1f}")
     print(f"  exact  p50 {p50(slow_ms):6.1f}  p95 {percentile(slow_ms, 0.95):6.1f}"
           "  (vector query a Seq Scan by EXPLAIN on the search's connection;"
@@ -382,7 +416,7 @@ def report_calls(fast: list[Call], slow: list[Call]) -> None:
 
 
 def report_sql(fast: list[float], slow: list[float]) -> None:
-    print(f"the vector query alone, EXPLAIN ANALYZE, {len(fast)} questions (ms):")
+    print(f"the vector query with winners, EXPLAIN ANALYZE, {len(fast)} questions (ms):")
     print(f"  HNSW   p50 {p50(fast):6.1f}  p95 {percentile(fast, 0.95):6.1f}")
     print(f"  exact  p50 {p50(slow):6.1f}  p95 {percentile(slow, 0.95):6.1f}")
     print(f"  exact/HNSW p50 ratio, SQL {p50(slow) / p50(fast):.1f}x")
@@ -420,6 +454,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--keep", action="store_true", help="keep the bench dataset")
     parser.add_argument("--reuse", action="store_true", help="reuse a kept bench dataset")
+    parser.add_argument(
+        "--calls-only", action="store_true", help="only the HNSW whole calls, stages and CPU"
+    )
     args = parser.parse_args()
 
     connection.ensure_connection()
@@ -429,9 +466,15 @@ def main() -> None:
     texts = questions(args.questions, sources)
 
     try:
-        check_exact(texts)
         timed_searches(texts[:10])  # warm caches
+        cpu = Cpu.now()
         fast = timed_searches(texts)
+        cpu_fast = Cpu.now()
+        if args.calls_only:
+            report_stages(fast)
+            report_cpu(cpu, cpu_fast, len(fast))
+            return
+        check_exact(texts)
         scans_before = hnsw_index_scans()
         with exact_scans():
             slow = timed_searches(texts)
@@ -446,6 +489,7 @@ def main() -> None:
         statements = vector_statements(texts[:SQL_SAMPLE])
         report_sql(sql_times(statements, exact=False), sql_times(statements, exact=True))
         report_stages(fast)
+        report_cpu(cpu, cpu_fast, len(fast))
         plan = check_selector_exact_path(active)
         print(f"selector's exact path (one application, OFFSET 0): {plan}")
         sample = texts[:100]

@@ -10,9 +10,15 @@ p95 from sending a question to its first event and to `done`, the
 errors, and the CPU daphne spent per answer. Goal at 50 clients: p95 to
 done ≤ 1 s, 0 errors. The bench users and their conversations are
 deleted at the end.
+
+`--fairness` (issue 17): one heavy user asks FAIRNESS_HEAVY questions at once
+in as many tabs (within her rate limit), one light user asks FAIRNESS_LIGHT
+questions one after another; the model is a slow local OpenAI-protocol
+server (bench/slow_model.py, ~2 s an answer). Prints the light user's p50 /
+p95 to her first event, against one answer's time.
 Usage:
   python bench/ws_bench.py [--clients 50] [--questions 3] [--workers N]
-                           [--url http://127.0.0.1:8000]
+                           [--url http://127.0.0.1:8000] [--fairness]
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from bootstrap import BASE_DIR
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User
+from slow_model import SlowModelServer
 from websockets.asyncio.client import connect
 
 from copilot.models import Conversation
@@ -256,6 +263,101 @@ def report(figures: Figures, clients: int, questions: int, seconds: float) -> No
     print(f"goal (p95 to done <= 1000 ms, 0 errors): {verdict}")
 
 
+# --- fairness: a heavy user against a light one --------------------------------------
+
+FAIRNESS_HEAVY = 10  # her questions, at once, each in its own tab (rate limit: 10 a minute)
+FAIRNESS_LIGHT = 8
+FAIRNESS_QUESTIONS = [  # past-incident questions: the agent answers, no classifier call
+    "Have we seen HTTP 403 errors in PayU Core before?",
+    "What happened in INC-2025-08-24-001?",
+    "Show Checkout Gateway incidents",
+    "How do I fix HTTP 403 errors in PayU?",
+]
+
+
+def fairness_sessions(
+    workers: int,
+) -> tuple[list[tuple[str, int]], tuple[str, int], list[tuple[str, int]]]:
+    """The heavy user's tabs (one session, a titled conversation each), the light
+    user's, and warm-up users'; titled, so no title request competes for the model."""
+    sessions = bench_sessions(2 + 4 * workers)
+    heavy_key, heavy_conversation = sessions[0]
+    owner = Conversation.objects.get(pk=heavy_conversation).owner
+    tabs = [(heavy_key, conversation_create(owner=owner, title="heavy").pk)
+            for _ in range(FAIRNESS_HEAVY)]  # fmt: skip
+    Conversation.objects.filter(owner__username__startswith=USER_PREFIX).update(title="bench")
+    return tabs, sessions[1], sessions[2:]
+
+
+async def light_client(
+    base: str, session: tuple[str, int], start: asyncio.Event, figures: Figures
+) -> None:
+    await start.wait()
+    await asyncio.sleep(0.3)  # the heavy burst is in
+    ws_url = base.replace("http", "ws", 1) + f"/ws/conversations/{session[1]}/"
+    headers = {"Cookie": f"{settings.SESSION_COOKIE_NAME}={session[0]}", "Origin": base}
+    async with connect(ws_url, additional_headers=headers, open_timeout=30) as ws:
+        for number in range(FAIRNESS_LIGHT):
+            await ask(ws, FAIRNESS_QUESTIONS[number % len(FAIRNESS_QUESTIONS)], figures)
+            await asyncio.sleep(0.5)
+
+
+async def run_fairness(
+    base: str, tabs: list[tuple[str, int]], light: tuple[str, int]
+) -> tuple[Figures, Figures]:
+    heavy, light_figures, start = Figures(), Figures(), asyncio.Event()
+    tasks = [
+        asyncio.create_task(client(base, key, conv, [FAIRNESS_QUESTIONS[n % 4]], start, heavy))
+        for n, (key, conv) in enumerate(tabs)
+    ]
+    tasks.append(asyncio.create_task(light_client(base, light, start, light_figures)))
+    await asyncio.sleep(2)  # every heavy tab connected
+    start.set()
+    await asyncio.gather(*tasks)
+    return heavy, light_figures
+
+
+def report_fairness(heavy: Figures, light: Figures) -> None:
+    answer = [done - first for done, first in zip(light.done, light.first_event, strict=True)]
+    print(
+        f"heavy user: {FAIRNESS_HEAVY} questions at once, answered {len(heavy.done)}, "
+        f"errors {len(heavy.errors)}; p95 to done {percentile(heavy.done, 0.95):.0f} ms"
+    )
+    print(f"light user: {FAIRNESS_LIGHT} questions one after another, answered "
+          f"{len(light.done)}, errors {len(light.errors)}")  # fmt: skip
+    for error in sorted(set(heavy.errors + light.errors))[:5]:
+        print(f"  {error}")
+    if light.first_event:
+        p50, p95 = percentile(light.first_event, 0.5), percentile(light.first_event, 0.95)
+        print(
+            f"light user's first event: p50 {p50:.0f} ms   p95 {p95:.0f} ms   "
+            f"max {max(light.first_event):.0f} ms"
+        )
+        print(f"  each: {', '.join(f'{value:.0f}' for value in light.first_event)} ms")
+        print(f"one answer's time (light, first event to done): p50 "
+              f"{percentile(answer, 0.5):.0f} ms")  # fmt: skip
+
+
+def fairness(workers: int) -> None:
+    """The slow model for daphne (through its environment), then the two users."""
+    model = SlowModelServer().start()
+    os.environ.update(OPENAI_API_KEY="sk-bench-local", OPENAI_BASE_URL=model.base_url,
+                      COPILOT_MODEL="slow-local")  # fmt: skip
+    tabs, light, warming = fairness_sessions(workers)
+    processes, base = start_daphne(workers)
+    try:
+        asyncio.run(warm_up(base, warming, workers))  # as in the main bench: caches loaded
+        threads = settings.CHAT_ANSWER_THREADS
+        print(f"server: {base}, {len(processes)} daphne process(es), {threads} answer "
+              f"threads each, model {model.base_url}")  # fmt: skip
+        report_fairness(*asyncio.run(run_fairness(base, tabs, light)))
+    finally:
+        for process in processes:
+            stop(process)
+        model.stop()
+        cleanup([*tabs[:1], light, *warming])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=50, help="concurrent websocket clients")
@@ -265,11 +367,18 @@ def main() -> None:
         "--workers", type=int, default=settings.WEB_WORKERS,
         help="daphne processes to start on one port (default WEB_WORKERS, as manage.py serve)",
     )  # fmt: skip
+    parser.add_argument(
+        "--fairness", action="store_true",
+        help="a heavy user against a light one on a slow local model (see above)",
+    )  # fmt: skip
     args = parser.parse_args()
     if not demo_is_loaded():
         print("loading the demo data...")
         demo_load()
     cleanup()
+    if args.fairness:
+        fairness(args.workers)
+        return
     sessions = bench_sessions(args.clients)
     processes, base = ([], args.url) if args.url else start_daphne(args.workers)
     try:

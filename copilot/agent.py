@@ -13,7 +13,6 @@ run's end when it fails or is stopped.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from copilot import selectors, services, titles
 from copilot.chat_models import configured_model
@@ -48,6 +46,7 @@ from copilot.events import (
 )
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
+from copilot.runs import AnswerRun, Cancelled
 from copilot.steplog import step_log
 from copilot.tools import (
     TOOL_ERROR_PREFIX,
@@ -61,8 +60,6 @@ from copilot.tools import (
 )
 from incidentdesk.db import derived_writes
 from knowledge.selectors import knowledge_stale_ids
-
-logger = logging.getLogger(__name__)
 
 PARTIAL_SAVE_SECONDS = 0.3  # how often a streaming answer is written for reloads
 CANCEL_CHECK_SECONDS = 0.25  # how often the stop button is looked for while streaming
@@ -97,10 +94,6 @@ class _UnsavedSteps:
         services.agent_rows_write(messages=messages, tool_calls=calls)
 
 
-class Cancelled(Exception):
-    """The user pressed stop."""
-
-
 def reply(
     *,
     conversation: Conversation,
@@ -112,15 +105,16 @@ def reply(
     return _Run(conversation, model or configured_model(), context or ToolContext()).events(text)
 
 
-class _Run:
-    """The state of one answer: its trace row, messages, timings and citations."""
+class _Run(AnswerRun):
+    """One agent answer: its messages, rounds, tokens and citations (the lifecycle
+    it shares with intake is `AnswerRun`'s)."""
+
+    label = "agent"
 
     def __init__(self, conversation: Conversation, model: ChatModel, context: ToolContext) -> None:
-        self.conversation = conversation
+        super().__init__(conversation)
         self.model = model
         self.context = context
-        self.started = time.perf_counter()
-        self.first_event_ms: int | None = None
         self.rounds = 0
         self.tokens = [0, 0]  # prompt, completion
         self.steps: list[dict[str, Any]] = []
@@ -131,41 +125,15 @@ class _Run:
         # A run that just started has not been stopped: the first look is due
         # CANCEL_CHECK_SECONDS from now, which most offline answers never reach.
         self.last_cancel_check = time.monotonic()
-        self.run: AgentRun
+
+    def model_name(self) -> str:
+        return self.model.name
 
     # --- the turn -------------------------------------------------------------------
 
-    def events(self, text: str) -> Iterator[Event]:
-        """1. store the question; 2. answer; a failure ends with an error event."""
-        self.question = text
-        with transaction.atomic():
-            question = services.conversation_message_append(
-                conversation=self.conversation, role=Message.Role.USER, content=text
-            )
-            services.conversation_touch(conversation=self.conversation)
-            self.run = services.agent_run_start(
-                conversation=self.conversation, question=question, model=self.model.name
-            )
-        try:
-            yield from self._stamped(self._answer(text))
-        except Cancelled:
-            yield from self._stamped(self._stop())
-        except GeneratorExit:
-            self._finish(AgentRun.Status.CANCELLED, "the client stopped listening")
-            raise
-        except Exception as exc:
-            logger.exception("agent run %s failed", self.run.pk)
-            self._finish(AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
-            yield ErrorEvent("Something went wrong while answering; your question was saved.")
-
-    def _stamped(self, events: Iterator[Event]) -> Iterator[Event]:
-        for event in events:
-            if self.first_event_ms is None:
-                self.first_event_ms = self._elapsed_ms()
-            yield event
-
-    def _answer(self, text: str) -> Iterator[Event]:
+    def answer(self, text: str, question: Message) -> Iterator[Event]:
         """Rounds of model + tools, bounded; then the checked, stored answer."""
+        self.question = text
         title = self._start_title(text)
         messages = self._prompt(text)
         turn = _Turn()
@@ -339,7 +307,7 @@ class _Run:
             self.unsaved.write()
             message = self._store_assistant(turn, citations=checked.kept)
             services.conversation_touch(conversation=self.conversation, title=self.new_title)
-            self._finish(
+            self.finish(
                 AgentRun.Status.DONE,
                 citations_kept=checked.kept,
                 citations_dropped=checked.dropped,
@@ -362,36 +330,29 @@ class _Run:
             self._store_assistant(turn)
         if self.new_title:
             services.conversation_touch(conversation=self.conversation, title=self.new_title)
-        self._finish(AgentRun.Status.FAILED, turn.failure)
+        self.finish(AgentRun.Status.FAILED, turn.failure)
         yield ErrorEvent(turn.failure, code="model_unavailable")
 
-    def _stop(self) -> Iterator[Event]:
+    def stop(self) -> Iterator[Event]:
         """The user pressed stop: keep what was written, mark the run cancelled."""
         partial = Message.objects.filter(run=self.run, is_complete=False).first()
         if partial is not None:
             partial.content = (partial.content + "\n\n_(Stopped.)_").strip()
             partial.is_complete = True
             partial.save(update_fields=["content", "is_complete"])
-        self._finish(AgentRun.Status.CANCELLED, "stopped by the user")
-        yield ErrorEvent("Stopped.", code="cancelled")
+        yield from super().stop()
 
-    def _finish(self, status: str, error: str = "", **figures: Any) -> None:
+    def finish(self, status: str, error: str = "", **figures: Any) -> None:
         """Close the trace, after the steps not written yet (a stop, a failure)."""
         self.unsaved.write()
-        services.agent_run_finish(
-            run=self.run,
-            status=status,
-            error=error,
+        super().finish(
+            status,
+            error,
             rounds=self.rounds,
             prompt_tokens=self.tokens[0],
             completion_tokens=self.tokens[1],
-            first_event_ms=self.first_event_ms,
-            latency_ms=self._elapsed_ms(),
             **figures,
         )
-
-    def _elapsed_ms(self) -> int:
-        return round((time.perf_counter() - self.started) * 1000)
 
     # --- title ------------------------------------------------------------------------
 

@@ -9,20 +9,23 @@ answer, on a worker thread for the chat websocket.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import close_old_connections
 
-from copilot import replies, selectors, streaming
-from copilot.events import ErrorEvent
+from copilot import display, replies, selectors, streaming
+from copilot.events import ErrorEvent, StatusEvent
 from incidentdesk.errors import (
     ConflictError,
     IncidentDeskError,
@@ -170,6 +173,69 @@ def _check_rate(count: int) -> None:
         )
 
 
+# --- one running answer per user ---------------------------------------------------------
+# Answers run on a few threads per process (CHAT_ANSWER_THREADS). Ten questions
+# from one user in ten tabs took them all, and another user's first event waited
+# behind her answers (issue 17: 30.5 s). A user now has one answer running at a
+# time, across tabs and daphne processes; her next question waits for it on the
+# event loop, holding no thread, so other users' questions find one free.
+USER_TURN_POLL_SECONDS = 0.1
+WAITING_FOR_TURN = "Waiting for your answer in another conversation to finish..."
+
+
+def _turn_key(user_id: int) -> str:
+    return f"chat-user-turn:{user_id}"
+
+
+def user_turn_take(*, user_id: int, token: str) -> bool:
+    """Whether the user's turn was free and is now `token`'s; it expires on its own
+    (CHAT_RUN_LOCK_SECONDS) should the process die."""
+    return bool(cache.add(_turn_key(user_id), token, timeout=settings.CHAT_RUN_LOCK_SECONDS))
+
+
+def user_turn_release(*, user_id: int, token: str) -> None:
+    """End `token`'s turn; a turn that expired meanwhile and went to another
+    question is left alone."""
+    if cache.get(_turn_key(user_id)) == token:
+        cache.delete(_turn_key(user_id))
+
+
+_take_turn = sync_to_async(user_turn_take, thread_sensitive=False)
+_release_turn = sync_to_async(user_turn_release, thread_sensitive=False)
+
+
+@asynccontextmanager
+async def user_turn(
+    *, user_id: int, payload: Any, waiting: Callable[[dict[str, Any]], Awaitable[None]]
+) -> AsyncIterator[None]:
+    """Hold the user's one running answer while a question is answered.
+
+    A question asked while another of hers runs is kept (not stored yet: it
+    is stored when its turn comes) and `waiting` is told so once. A frame
+    that is no question does not wait: it is refused at once.
+    """
+    if not _is_question(payload):
+        yield
+        return
+    token = uuid.uuid4().hex
+    if not await _take_turn(user_id=user_id, token=token):
+        await waiting(StatusEvent(WAITING_FOR_TURN).to_message())
+        while not await _take_turn(user_id=user_id, token=token):
+            await asyncio.sleep(USER_TURN_POLL_SECONDS)
+    try:
+        yield
+    finally:
+        await _release_turn(user_id=user_id, token=token)
+
+
+def _is_question(payload: Any) -> bool:
+    try:
+        ask_text(payload)
+    except ValidationError:
+        return False
+    return True
+
+
 # Sockets open on each conversation. An answer is relayed to the conversation's
 # group only when another socket listens (a second tab, a reload mid-answer):
 # relaying every event to nobody doubled the time to `done` at 50 clients.
@@ -250,7 +316,7 @@ def answer_question(
             relay = listeners_checker(conversation_id=conversation.pk, listening=listening)
             events = replies.conversation_reply(conversation=conversation, user=user, text=text)
             for event in streaming.merged_tokens(events):
-                post(event.to_message(), relay())
+                post(display.event_message(event), relay())
     except IncidentDeskError as exc:
         post(error_event(exc).to_message(), False)
     except Exception:

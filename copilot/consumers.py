@@ -1,8 +1,8 @@
 """The chat websocket: one browser tab talking to one conversation.
 
-Async, departing from STYLE rule 9's sync consumer: answers run on a small
-shared thread pool (`asking.answer_question`), so an open socket holds no
-thread (bench/ws_bench.py). No prompts, clients or queries live here.
+Async, departing from STYLE rule 9's sync consumer: answers run on a small shared
+thread pool (`asking.answer_question`), one per user at a time (`asking.user_turn`),
+so a socket holds no thread (bench/ws_bench.py). No prompts, clients or queries here.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from django.conf import settings
 
 from copilot import asking, streaming
 
-# A few answering threads, not one per socket: fifty took turns on the GIL
-# and each event waited on the event loop (bench/ws_bench.py).
+# A few answering threads, not one per socket: fifty took turns on the GIL (ws_bench).
 _ANSWERS = ThreadPoolExecutor(settings.CHAT_ANSWER_THREADS, thread_name_prefix="chat-answer")
 _answer_question = sync_to_async(asking.answer_question, thread_sensitive=False, executor=_ANSWERS)
 _join = database_sync_to_async(asking.conversation_join)
@@ -57,14 +56,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
         await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        outbox = streaming.Outbox(asyncio.get_running_loop())
-        answering = asyncio.ensure_future(_answer_question(
-            user=self.scope["user"], conversation_id=self.conversation_id,
-            payload=content, post=outbox.post,
-        ))  # fmt: skip
-        async for message, relay in outbox.messages():
-            await self.publish(message, relay)
-        await answering  # a crash on the thread surfaces here
+        user = self.scope["user"]
+        async with asking.user_turn(user_id=user.pk, payload=content, waiting=self.send_json):
+            outbox = streaming.Outbox(asyncio.get_running_loop())
+            answering = asyncio.ensure_future(_answer_question(
+                user=user, conversation_id=self.conversation_id, payload=content, post=outbox.post
+            ))  # fmt: skip
+            async for message, relay in outbox.messages():
+                await self.publish(message, relay)
+            await answering  # a crash on the thread surfaces here
 
     async def publish(self, message: dict[str, Any], relay: bool) -> None:
         await self.send_json(message)

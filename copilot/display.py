@@ -11,9 +11,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
+from copilot.events import Event, ToolResultEvent
+from copilot.intake.services import INTAKE_TOOL_NAME
 from copilot.models import Message
 from copilot.selectors import Turn
 from incidentdesk.richtext import document_url, incident_url, render_markdown
@@ -21,6 +24,7 @@ from incidents.parsing import INCIDENT_ID_RE
 from incidents.selectors import parse_incident_filters
 
 FILTER_TOOL = "search_similar_incidents"
+_WHITESPACE_RE = re.compile(r"\s+")
 # "403 errors in" once "PayU Core" is lifted out as a chip: the chip brings its own "in".
 _DANGLING_RE = re.compile(r"(?:\s+\b(?:in|for|from|on|at|of|with|since|during))+\s*$", re.I)
 
@@ -88,7 +92,12 @@ class Citation:
     id: str
     url: str
     kind: str  # incident | document
+    title: str = ""  # from the turn's tool results: the sources panel's hover card
+    snippet: str = ""
     reported: bool = False  # a chat report staff have not reviewed: the chip says so
+
+
+SNIPPET_CHARS = 220
 
 
 def reported_ids(tools: list[Message]) -> set[str]:
@@ -105,22 +114,52 @@ def reported_ids(tools: list[Message]) -> set[str]:
     return found
 
 
-def citations(answer: Message, reported: set[str] | None = None) -> list[Citation]:
+def citations(answer: Message, tools: list[Message] | None = None) -> list[Citation]:
+    """The answer's verified citations, each with the title and a snippet of the record
+    as the turn's tools returned it, and whether it is an unreviewed report (no
+    query: the tool messages are loaded already)."""
+    seen = cited_records(tools or [])
+    reported = reported_ids(tools or [])
     found = []
     for cited in answer.citations or []:
+        title, snippet = seen.get(cited.upper(), ("", ""))
         if INCIDENT_ID_RE.match(cited):
-            is_reported = cited in (reported or set())
-            found.append(Citation(cited, incident_url(cited), "incident", is_reported))
+            is_reported = cited in reported
+            found.append(
+                Citation(cited, incident_url(cited), "incident", title, snippet, is_reported)
+            )
         else:
-            found.append(Citation(cited, document_url(cited), "document"))
+            found.append(Citation(cited, document_url(cited), "document", title, snippet))
     return found
+
+
+def cited_records(tools: list[Message]) -> dict[str, tuple[str, str]]:
+    """Id -> (title, snippet) for every record in the tools' structured results."""
+    records: dict[str, tuple[str, str]] = {}
+    stack: list[Any] = [tool.data for tool in tools]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            record_id = item.get("incident_id") or item.get("id")
+            if isinstance(record_id, str) and isinstance(item.get("title"), str):
+                records.setdefault(record_id.upper(), (item["title"], _snippet(item)))
+            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
+    return records
+
+
+def _snippet(record: dict[str, Any]) -> str:
+    for key in ("preview", "root_cause", "mitigation", "summary"):
+        text = record.get(key)
+        if isinstance(text, str) and text.strip():
+            text = _WHITESPACE_RE.sub(" ", text).strip()
+            return text if len(text) <= SNIPPET_CHARS else f"{text[: SNIPPET_CHARS - 1]}…"
+    return ""
 
 
 def answer_html(answer: Message) -> SafeString:
     return render_markdown(answer.content)
-
-
-_WHITESPACE_RE = re.compile(r"\s+")
 
 
 def arguments_text(arguments: dict[str, Any]) -> str:
@@ -166,6 +205,21 @@ def turn_view(turn: Turn) -> TurnView:
         turn,
         steps,
         filter_chips(turn.tools),
-        citations(answer, reported_ids(turn.tools)) if answer else [],
+        citations(answer, turn.tools) if answer else [],
         html,
     )
+
+
+INTAKE_CARD_TEMPLATE = "copilot/_intake_card.html"
+
+
+def event_message(event: Event) -> dict[str, Any]:
+    """The event as the chat page's websocket sends it.
+
+    The intake card comes with its HTML, rendered (escaped) by the template
+    the finished answer uses, so the page draws the card one way only.
+    """
+    message = event.to_message()
+    if isinstance(event, ToolResultEvent) and event.name == INTAKE_TOOL_NAME:
+        message["html"] = render_to_string(INTAKE_CARD_TEMPLATE, {"card": event.data})
+    return message

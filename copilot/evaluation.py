@@ -21,7 +21,7 @@ from django.utils import timezone
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.chat_models.offline.router import Route, understand
 from copilot.chat_models.offline.state import ConversationState
-from copilot.events import DoneEvent, ErrorEvent, ToolCallEvent, ToolResultEvent
+from copilot.events import Collected, events_collect
 from copilot.models import Conversation, GoldenExample, Ticket
 from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
@@ -115,36 +115,36 @@ def run_tool(
         "lookup_incident_by_id": lambda: _ids_of_lookup(args, corpus),
         "search_similar_incidents": lambda: (
             h.incident.incident_id
-            for h in incident_selectors.search_similar_incidents(
-                args["query"],
-                args["limit"],
+            for h in incident_selectors.incident_search_similar(
+                query=args["query"],
+                limit=args["limit"],
                 now=today,
                 version=corpus.incidents,
             ).hits
         ),
         "get_incidents_by_application": lambda: (
             i.incident_id
-            for i in incident_selectors.get_incidents_by_application(
-                args["app_name"],
-                args["limit"],
+            for i in incident_selectors.incident_list_by_application(
+                application=args["app_name"],
+                limit=args["limit"],
                 version=corpus.incidents,
             ).incidents
         ),
         "get_recent_incidents": lambda: (
             i.incident_id
-            for i in incident_selectors.get_recent_incidents(
-                args["days"],
-                args["limit"],
+            for i in incident_selectors.incident_list_recent(
+                days=args["days"],
+                limit=args["limit"],
                 now=today,
                 version=corpus.incidents,
             )
         ),
         "search_knowledge": lambda: (
             h.document.doc_id
-            for h in knowledge_selectors.search_knowledge(
-                args["query"],
-                args["limit"],
-                args.get("type_filter"),
+            for h in knowledge_selectors.knowledge_search(
+                query=args["query"],
+                limit=args["limit"],
+                type_filter=args.get("type_filter"),
                 version=corpus.knowledge,
             ).hits
         ),
@@ -159,8 +159,8 @@ def _defaults(tool: str) -> dict[str, Any]:
 
 
 def _ids_of_lookup(args: dict[str, Any], corpus: Corpus) -> list[str]:
-    incident = incident_selectors.lookup_incident_by_id(
-        args["incident_id"], version=corpus.incidents
+    incident = incident_selectors.incident_get_by_public_id(
+        incident_id=args["incident_id"], version=corpus.incidents
     )
     return [incident.incident_id] if incident else []
 
@@ -315,7 +315,23 @@ def _explained(result: QuestionResult) -> str:
     turns = result.conversation.turns if result.conversation else []
     later = " || ".join(f"{t.tool}{'' if t.acceptable else ' (WRONG)'}" for t in turns[1:])
     mark = "ok " if result.routed_ok else "MISS"
-    return f"{mark} {result.explanation}" + (f" || later turns: {later}" if later else "")
+    explained = f"{mark} {result.explanation}" + (f" || later turns: {later}" if later else "")
+    return explained + _conversation_gaps(result.conversation)
+
+
+def _conversation_gaps(conversation: ConversationResult | None) -> str:
+    """What a failed conversation lacked: the words its answers never said, the ids never cited."""
+    if conversation is None:
+        return ""
+    gaps = [
+        f"{label}: {', '.join(items)}"
+        for label, items in (
+            ("never said", conversation.missing_mentions),
+            ("never cited", conversation.missing_citations),
+        )
+        if items
+    ]
+    return f" || {'; '.join(gaps)}" if gaps else ""
 
 
 # --- multi-turn conversations through the copilot ------------------------------------
@@ -332,8 +348,16 @@ class TurnResult:
 @dataclass
 class ConversationResult:
     turns: list[TurnResult]
-    mentions_ok: bool
-    cited_ok: bool
+    missing_mentions: list[str]
+    missing_citations: list[str]
+
+    @property
+    def mentions_ok(self) -> bool:
+        return not self.missing_mentions
+
+    @property
+    def cited_ok(self) -> bool:
+        return not self.missing_citations
 
     @property
     def tools_ok(self) -> bool:
@@ -378,8 +402,8 @@ def run_conversation(
     cited = {cited for turn in turns for cited in turn.citations}
     return ConversationResult(
         turns,
-        all(word.lower() in answers for word in question.get("answer_must_mention", [])),
-        set(question["relevant_ids"]) <= cited,
+        [word for word in question.get("answer_must_mention", []) if word.lower() not in answers],
+        sorted(set(question["relevant_ids"]) - cited),
     )
 
 
@@ -391,22 +415,24 @@ def _run_turn(
     model: OfflineChatModel,
     context: ToolContext,
 ) -> TurnResult:
-    first_call: ToolCallEvent | None = None
-    windowed = False
-    answer, citations = "", []
-    for event in conversation_reply(
-        conversation=conversation, user=user, text=text, model=model, context=context
-    ):
-        if isinstance(event, ToolCallEvent) and first_call is None:
-            first_call = event
-        elif isinstance(event, ToolResultEvent):
-            windowed = windowed or "window" in event.data.get("applied_filters", {})
-        elif isinstance(event, DoneEvent):
-            answer, citations = event.content, event.citations
-        elif isinstance(event, ErrorEvent):
-            answer = event.message
-    tool = first_call.name if first_call else None
+    collected = events_collect(
+        conversation_reply(
+            conversation=conversation, user=user, text=text, model=model, context=context
+        )
+    )
+    tool = collected.tool_calls[0].name if collected.tool_calls else None
+    windowed = any(
+        "window" in result.data.get("applied_filters", {}) for result in collected.tool_results
+    )
+    answer, citations = _answer_of(collected)
     return TurnResult(tool, _tool_acceptable(tool, expected, windowed), answer, citations)
+
+
+def _answer_of(collected: Collected) -> tuple[str, list[str]]:
+    """The answer and its citations; a turn that failed is scored on its error's words."""
+    if collected.done is not None:
+        return collected.done.content, collected.done.citations
+    return (collected.error.message if collected.error else ""), []
 
 
 def _tool_acceptable(tool: str | None, expected: str, windowed: bool) -> bool:
@@ -481,18 +507,17 @@ def golden_replay(example: GoldenExample) -> GoldenResult:
     """Ask the golden question in a throwaway conversation of the evaluation user (offline)."""
     user = _evaluation_user()
     conversation = conversation_create(owner=user)
-    answer, error = "", ""
-    for event in conversation_reply(
-        conversation=conversation,
-        user=user,
-        text=example.question,
-        model=OfflineChatModel(),
-        context=ToolContext(reported_dataset=EVAL_REPORTED),
-    ):
-        if isinstance(event, DoneEvent):
-            answer = event.content
-        elif isinstance(event, ErrorEvent):
-            error = event.message
+    collected = events_collect(
+        conversation_reply(
+            conversation=conversation,
+            user=user,
+            text=example.question,
+            model=OfflineChatModel(),
+            context=ToolContext(reported_dataset=EVAL_REPORTED),
+        )
+    )
+    answer = collected.done.content if collected.done else ""
+    error = collected.error.message if collected.error else ""
     return GoldenResult(
         example.pk,
         example.question,

@@ -6,6 +6,7 @@ that builds the `{"type": ...}` dicts the websocket and SSE clients read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -85,3 +86,40 @@ class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     message: str
     code: str = "error"
+
+
+# --- reading a whole answer ------------------------------------------------------------
+
+
+@dataclass
+class Collected:
+    """What a stream of events said, once read to its end: the answer or the
+    error, and the tool calls and results on the way."""
+
+    done: DoneEvent | None = None
+    error: ErrorEvent | None = None
+    tool_calls: list[ToolCallEvent] = field(default_factory=list)
+    tool_results: list[ToolResultEvent] = field(default_factory=list)
+
+    def result_data(self, tool: str) -> dict[str, Any]:
+        """The data of `tool`'s first result ({} when it gave none)."""
+        return next((result.data for result in self.tool_results if result.name == tool), {})
+
+
+def events_collect(events: Iterable[Event]) -> Collected:
+    """Read `events` to the end, keeping what callers without a socket need.
+
+    Always to the end: a reply stopped early is closed, which its run records
+    as cancelled by a client that stopped listening, even after its answer.
+    """
+    collected = Collected()
+    for event in events:
+        if isinstance(event, DoneEvent):
+            collected.done = event
+        elif isinstance(event, ErrorEvent):
+            collected.error = event
+        elif isinstance(event, ToolCallEvent):
+            collected.tool_calls.append(event)
+        elif isinstance(event, ToolResultEvent):
+            collected.tool_results.append(event)
+    return collected

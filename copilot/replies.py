@@ -18,7 +18,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from copilot import agent, selectors, services
 from copilot.chat_models.base import ChatModel
-from copilot.events import DoneEvent, ErrorEvent, Event, ToolResultEvent
+from copilot.events import Collected, DoneEvent, Event, events_collect
 from copilot.intake import services as intake_services
 from copilot.intake.state import INTAKE_KINDS, TurnKind
 from copilot.models import Conversation
@@ -93,15 +93,10 @@ def conversation_answer(
     The stream is always read to its end (stopping early would record the
     run as cancelled). An answer that ends in an error event raises it.
     """
-    done: DoneEvent | None = None
-    error: ErrorEvent | None = None
-    for event in conversation_reply(conversation=conversation, user=user, text=text):
-        if isinstance(event, DoneEvent):
-            done = event
-        elif isinstance(event, ErrorEvent):
-            error = event
-    if done is not None:
-        return done
+    collected = events_collect(conversation_reply(conversation=conversation, user=user, text=text))
+    if collected.done is not None:
+        return collected.done
+    error = collected.error
     if error is not None and error.code == "cancelled":
         raise ConflictError(error.message, {"code": error.code})
     raise UnavailableError(error.message if error else "The copilot did not answer.")
@@ -136,22 +131,20 @@ def intake_report(
         kind = intake_services.turn_kind(conversation, text, False)
         if kind not in INTAKE_KINDS:
             return _answered(conversation=conversation, user=user, text=text, kind=kind)
-    payload: dict[str, Any] = {}
-    for event in intake_services.intake_reply(
-        conversation=conversation,
-        user=user,
-        text=text,
-        image=image,
-        audio=audio,
-        audio_name=audio_name,
-    ):
-        if isinstance(event, ToolResultEvent) and event.name == intake_services.INTAKE_TOOL_NAME:
-            payload = event.data
-        elif isinstance(event, ErrorEvent):
-            raise IncidentDeskError(event.message)
-        elif isinstance(event, DoneEvent):
-            return IntakeResult(conversation.pk, event.message_id, event.content, payload)
-    raise IncidentDeskError("The incident report ended without an answer.")
+    collected = events_collect(
+        intake_services.intake_reply(
+            conversation=conversation,
+            user=user,
+            text=text,
+            image=image,
+            audio=audio,
+            audio_name=audio_name,
+        )
+    )
+    payload = collected.result_data(intake_services.INTAKE_TOOL_NAME)
+    return _intake_result(
+        conversation, collected, payload, "The incident report ended without an answer."
+    )
 
 
 def _answered(
@@ -162,9 +155,17 @@ def _answered(
         "kind": kind, "incident": {}, "similar_incidents": [], "actions": [], "owner_team": "",
         "ticket": None, "ticket_error": "", "decisions": [], "steps": [],
     }  # fmt: skip
-    for event in conversation_reply(conversation=conversation, user=user, text=text):
-        if isinstance(event, ErrorEvent):
-            raise IncidentDeskError(event.message)
-        if isinstance(event, DoneEvent):
-            return IntakeResult(conversation.pk, event.message_id, event.content, payload)
-    raise IncidentDeskError("The answer ended without a reply.")
+    collected = events_collect(conversation_reply(conversation=conversation, user=user, text=text))
+    return _intake_result(conversation, collected, payload, "The answer ended without a reply.")
+
+
+def _intake_result(
+    conversation: Conversation, collected: Collected, payload: dict[str, Any], missing: str
+) -> IntakeResult:
+    """The stored answer of a reply read to its end; its error, or `missing`, raised."""
+    if collected.error is not None:
+        raise IncidentDeskError(collected.error.message)
+    if collected.done is None:
+        raise IncidentDeskError(missing)
+    done = collected.done
+    return IntakeResult(conversation.pk, done.message_id, done.content, payload)

@@ -114,7 +114,9 @@ def lookup_incident_by_id(arguments: dict[str, Any], context: ToolContext) -> To
     """
     _reject_unknown(arguments, {"incident_id"})
     raw = _text(arguments, "incident_id")
-    incident = incident_selectors.lookup_incident_by_id(raw, version=context.incident_version)
+    incident = incident_selectors.incident_get_by_public_id(
+        incident_id=raw, version=context.incident_version
+    )
     if incident is None:
         return ToolResult(f"No incident found with ID {raw}.", {"incident": None})
     return ToolResult(
@@ -134,8 +136,8 @@ def search_similar_incidents(arguments: dict[str, Any], context: ToolContext) ->
     _reject_unknown(arguments, {"query", "limit"})
     query = _text(arguments, "query")
     limit = _integer(arguments, "limit", 5, MAX_LIMIT)
-    found = incident_selectors.search_similar_incidents(
-        query, limit, now=context.now, version=context.incident_version
+    found = incident_selectors.incident_search_similar(
+        query=query, limit=limit, now=context.now, version=context.incident_version
     )
     ids = tuple(hit.incident.incident_id for hit in found.hits)
     data = found.as_data()
@@ -152,8 +154,8 @@ def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext
     _reject_unknown(arguments, {"app_name", "limit"})
     app_name = _text(arguments, "app_name")
     limit = _integer(arguments, "limit", 5, MAX_LIMIT)
-    found = incident_selectors.get_incidents_by_application(
-        app_name, limit, version=context.incident_version
+    found = incident_selectors.incident_list_by_application(
+        application=app_name, limit=limit, version=context.incident_version
     )
     heading = f"Incidents for application {app_name!r} (matched: {found.how}), newest first:"
     data = {
@@ -174,8 +176,8 @@ def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> Too
     _reject_unknown(arguments, {"days", "limit"})
     days = _integer(arguments, "days", 7, MAX_DAYS)
     limit = _integer(arguments, "limit", 10, MAX_LIMIT)
-    incidents = incident_selectors.get_recent_incidents(
-        days, limit, now=context.now, version=context.incident_version
+    incidents = incident_selectors.incident_list_recent(
+        days=days, limit=limit, now=context.now, version=context.incident_version
     )
     heading = f"Incidents from the last {days} days, newest first:"
     data = {"days": days, "results": [incident_data(incident) for incident in incidents]}
@@ -202,9 +204,9 @@ def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolRes
             raise ToolArgumentError(
                 f"'type_filter' must be one of {', '.join(knowledge_selectors.TYPES)}"
             )
-    found = knowledge_selectors.search_knowledge(
-        query,
-        _integer(arguments, "limit", 10, MAX_LIMIT),
+    found = knowledge_selectors.knowledge_search(
+        query=query,
+        limit=_integer(arguments, "limit", 10, MAX_LIMIT),
         **filters,
         version=context.knowledge_version,
     )

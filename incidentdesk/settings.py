@@ -255,6 +255,8 @@ SECURE_CSP = {
     "style-src": [CSP.SELF],
     "img-src": [CSP.SELF, "data:"],
     "font-src": [CSP.SELF],
+    # blob: plays back the voice note the chat just recorded, before it is sent.
+    "media-src": [CSP.SELF, "blob:"],
     "connect-src": [CSP.SELF],
     "object-src": [CSP.NONE],
     "base-uri": [CSP.NONE],

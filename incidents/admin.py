@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from incidentdesk.errors import IncidentDeskError, NotFoundError
-from incidents import selectors, services
+from incidents import dataset_selectors, services
 from incidents.importers import FORMATS
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
 
@@ -22,7 +22,7 @@ def confirmation(
     model_admin: admin.ModelAdmin[Any],
     request: HttpRequest,
     queryset: QuerySet[Any],
-    diffs: list[selectors.VersionDiff],
+    diffs: list[dataset_selectors.VersionDiff],
     action: str,
     confirm_label: str,
 ) -> TemplateResponse:
@@ -49,7 +49,7 @@ class DatasetOfKindFilter(admin.SimpleListFilter):
     kind = Dataset.Kind.INCIDENTS
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
-        datasets = selectors.dataset_list().filter(kind=self.kind)
+        datasets = dataset_selectors.dataset_list().filter(kind=self.kind)
         return [(dataset.pk, dataset.name) for dataset in datasets]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -73,8 +73,8 @@ class DatasetAdmin(admin.ModelAdmin[Dataset]):
         self, request: HttpRequest, queryset: QuerySet[Dataset]
     ) -> TemplateResponse | None:
         if not request.POST.get("confirmed"):
-            previous = [selectors.dataset_version_previous(dataset=d) for d in queryset]
-            diffs = [selectors.dataset_version_diff(version=v) for v in previous if v]
+            previous = [dataset_selectors.dataset_version_previous(dataset=d) for d in queryset]
+            diffs = [dataset_selectors.dataset_version_diff(version=v) for v in previous if v]
             return confirmation(self, request, queryset, diffs, "rollback", "Yes, roll back")
         for dataset in queryset:
             try:
@@ -107,7 +107,7 @@ class DatasetVersionAdmin(admin.ModelAdmin[DatasetVersion]):
     ) -> TemplateResponse | None:
         if not request.POST.get("confirmed"):
             versions = queryset.select_related("dataset")
-            diffs = [selectors.dataset_version_diff(version=v) for v in versions]
+            diffs = [dataset_selectors.dataset_version_diff(version=v) for v in versions]
             return confirmation(self, request, queryset, diffs, "activate", "Yes, activate")
         self._apply(request, queryset, services.dataset_version_activate, "is active")
         return None
@@ -192,7 +192,7 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
     ) -> Any:
         context = dict(extra_context or {})
         try:
-            job = selectors.import_job_get(job_id=int(object_id))
+            job = dataset_selectors.import_job_get(job_id=int(object_id))
         except (ValueError, NotFoundError):
             job = None  # the admin answers an unknown id itself
         if job is not None:

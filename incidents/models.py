@@ -196,9 +196,9 @@ class Incident(models.Model):
             ),
         ]
         indexes = [
-            # get_recent_incidents and time-window filters: newest first within a version.
+            # incident_list_recent and time-window filters: newest first within a version.
             models.Index(fields=["version", "-occurred_at"], name="incidents_incident_recent_idx"),
-            # get_incidents_by_application and application filters (an IN list
+            # incident_list_by_application and application filters (an IN list
             # of names): without it 100k incidents are scanned, 60-90 ms.
             models.Index(
                 fields=["impacted_application", "version"], name="incidents_incident_app_idx"
@@ -254,7 +254,7 @@ def hnsw_cosine_index(
     the same 300k chunks at ef_search 500: 5.0 ms per query instead of
     5.7 ms, recall@10 on one version of three 0.99 instead of 0.97
     (bench/search_bench.py), on a graph half the size. Their queries must use
-    the same expression (`selectors.INDEXED_DISTANCE`) to reach the index.
+    the same expression (`ranking.INDEXED_DISTANCE`) to reach the index.
     """
     if not half_precision:
         return HnswIndex(
@@ -287,7 +287,7 @@ class IncidentChunk(EmbeddedChunk):
             ),
         ]
         indexes = [
-            # search_similar_incidents: cosine nearest neighbours. A denser,
+            # incident_search_similar: cosine nearest neighbours. A denser,
             # better-built graph than the default, so searches can use a small
             # ef_search: at 204k chunks recall@10 0.99 at ef_search 500, where
             # ef_construction 200 needed 800 for 0.94-0.97 (bench/search_bench.py).

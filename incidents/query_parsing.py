@@ -17,7 +17,9 @@ from incidentdesk.embeddings import is_common_word
 NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "fourteen": 14, "fifteen": 15, "twenty": 20, "thirty": 30, "couple": 2, "few": 3,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "eighteen": 18, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "couple": 2, "few": 3, "several": 3,
 }  # fmt: skip
 UNIT_DAYS = {"hour": 1 / 24, "day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 91,
              "year": 365}  # fmt: skip
@@ -52,11 +54,27 @@ def _month_start(year: int, month_name: str) -> dt.date:
     return dt.date(year, month, 1)
 
 
-_RELATIVE_RE = re.compile(
-    rf"\b(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+"
-    rf"(?:(?P<n>{_NUMBER_RE})\s+(?:of\s+)?)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
+# Units as people type them: "6 wks", "3 mos", "30d", "2 yrs" (never a bare "m": minutes?).
+_UNIT = (
+    r"(?P<unit>hours?|hrs?|h|days?|d|weeks?|wks?|w|fortnights?|months?|mos?|mths?|"
+    r"quarters?|qtrs?|years?|yrs?|y)"
+)
+_RELATIVE_RES: tuple[re.Pattern[str], ...] = (
+    # "in the last 30 days", "past 3 mos", "last 30d", "the last several weeks"
+    re.compile(
+        rf"\b(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+"
+        rf"(?:(?P<n>{_NUMBER_RE})\s*(?:of\s+)?)?{_UNIT}\b",
+        re.IGNORECASE,
+    ),
+    # Not "within 2 hours" or "a year ago": in a story those tell how long or when
+    # something happened ("recovered within 2 hours", "provisioned a yr ago").
+)
+_HALF_YEAR_RE = re.compile(
+    r"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+half[- ](?:a\s+)?year\b",
     re.IGNORECASE,
 )
+_UNIT_BY_LETTER = {"h": "hour", "d": "day", "w": "week", "f": "fortnight", "m": "month",
+                   "q": "quarter", "y": "year"}  # fmt: skip
 _THIS_RE = re.compile(r"\bthis\s+(?P<unit>week|month|year)\b", re.IGNORECASE)
 _DAY_RE = re.compile(r"\b(?P<word>yesterday|today|tonight|last night|overnight)\b", re.IGNORECASE)
 _IN_YEAR_RE = re.compile(r"\b(?:in|during|from)\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
@@ -86,8 +104,17 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
         found = parser(text, today)
         if found is not None:
             window, match = found
-            return window, _cut(text, match)
+            return _up_to_today(window, today), _cut(text, match)
     return None, text
+
+
+def _up_to_today(window: TimeWindow, today: dt.date) -> TimeWindow:
+    """Nothing has happened after today: "in 2026" asked in March is "since January"."""
+    if window.end is None or window.end <= today:
+        return window
+    if window.start is not None and window.start > today:
+        return window  # wholly ahead ("next month"): left as said, it finds nothing
+    return TimeWindow(window.start, today, window.label)
 
 
 def _cut(text: str, match: re.Match[str]) -> str:
@@ -96,11 +123,16 @@ def _cut(text: str, match: re.Match[str]) -> str:
 
 
 def _relative_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
-    match = _RELATIVE_RE.search(text)
+    half = _HALF_YEAR_RE.search(text)
+    match = half or next((m for r in _RELATIVE_RES if (m := r.search(text))), None)
     if not match:
         return None
-    count = _number(match.group("n").lower()) if match.group("n") else 1
-    days = max(round(count * UNIT_DAYS[match.group("unit").lower()]), 1)
+    if half:
+        days = UNIT_DAYS["year"] // 2
+    else:
+        count = _number(match.group("n").lower()) if match.group("n") else 1
+        unit = _UNIT_BY_LETTER[match.group("unit")[0].lower()]
+        days = max(round(count * UNIT_DAYS[unit]), 1)
     return TimeWindow(today - dt.timedelta(days=days), today, f"last {days} days"), match
 
 
@@ -186,7 +218,9 @@ def _since_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
 _PERIOD_START_RE = re.compile(
     r"\b(?:since\s+)?(?:the\s+)?(?:start|beginning)\s+of\s+(?:the\s+|this\s+)?"
     r"(?P<unit>week|month|quarter|year)\b|\b(?P<short>week|month|quarter|year)[- ]to[- ]date\b"
-    r"|\b(?P<abbr>[mqy]td)\b",
+    r"|\b(?P<abbr>[mqy]td)\b|\bsince\s+the\s+(?:1st|first)\b(?!\s+of)"
+    rf"|\b(?:since\s+)?(?:the\s+)?(?:start|beginning)\s+of\s+(?:(?P<month>{_MONTH_RE})[a-z]*"
+    r"|q(?P<q>[1-4]))\b",
     re.IGNORECASE,
 )
 _QUARTER_RE = re.compile(
@@ -268,8 +302,19 @@ def _period_start_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Matc
     match = _PERIOD_START_RE.search(text)
     if not match:
         return None
+    if match.group("month") or match.group("q"):
+        # "since the start of October", "since the beginning of Q3": the latest one begun.
+        month = (
+            _month_start(2000, match.group("month").lower()).month
+            if match.group("month")
+            else 3 * int(match.group("q")) - 2
+        )
+        start = dt.date(_latest_start(month, today, None), month, 1)
+        return TimeWindow(start, today, f"since {start.isoformat()}"), match
     abbreviation = (match.group("abbr") or "").lower()
-    unit = match.group("unit") or match.group("short") or _PERIOD_ABBREVIATIONS[abbreviation]
+    # "since the 1st" is the first of this month.
+    unit = match.group("unit") or match.group("short") or _PERIOD_ABBREVIATIONS.get(abbreviation)
+    unit = unit or "month"
     start = _period_start(unit.lower(), today)
     return TimeWindow(start, today, f"since {start.isoformat()}"), match
 
@@ -544,7 +589,31 @@ def match_applications(
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
         return None
+    found = _with_other_names(found, catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
+
+
+def _with_other_names(
+    found: tuple[str, ...], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """A name given as "A / B" says A and B are one product: the company's entries
+    that name B ("Stack Exchange network (SQL Server)") are A's too."""
+    companies = {e.application: e.company for e in catalog}
+    aliases = {
+        (part.strip().lower(), companies.get(name, ""))
+        for name in found
+        if " / " in name
+        for part in re.sub(r"\s*\(.*?\)", "", name).split(" / ")
+        if len(part.split()) >= 2  # "EBS" alone is a list item, not another name
+    }
+    more = [
+        e.application
+        for e in catalog
+        if any(
+            alias in e.application.lower() and company == e.company for alias, company in aliases
+        )
+    ]
+    return tuple(dict.fromkeys((*found, *more)))
 
 
 def _entry_matches(
@@ -603,9 +672,10 @@ class ApplicationMention:
 
 
 def normalise_mention_text(text: str) -> str:
-    """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com"."""
+    """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com",
+    "incident dot io" → "incident.io"."""
     text = re.sub(r"(\w)['\u2019]s\b", r"\1", text.lower())
-    return re.sub(r"\s+dot\s+com\b", ".com", text)
+    return re.sub(r"(?<=\w)\s+dot\s+(?=[a-z]{2,6}\b)", ".", text)
 
 
 @dataclass(frozen=True)
@@ -644,7 +714,11 @@ def _inner_acronyms(name: str) -> list[tuple[str, str]]:
             for start in range(len(capitalised) - size + 1):
                 run = capitalised[start : start + size]
                 if " ".join(run) in segment:  # consecutive words, not scattered
-                    found.append(("".join(w[0] for w in run).lower(), " ".join(run).lower()))
+                    words = " ".join(run).lower()
+                    found.append(("".join(w[0] for w in run).lower(), words))
+                    # Capitals inside a word count too: "GitHub Actions" is "GHA".
+                    capitals = "".join(c for w in run for c in w if c.isupper()).lower()
+                    found.append((capitals, words))
     return [(acronym, run) for acronym, run in found if len(acronym) >= 3]
 
 
@@ -672,6 +746,21 @@ def _may_name(word: str, index: _MentionIndex) -> bool:
     return all(t in index.words or t in _GENERIC_WORDS for t in application_terms(word) or [word])
 
 
+def _may_name_alone(word: str, catalog: Sequence[ApplicationEntry]) -> bool:
+    """Whether one word can be a whole mention. Not a category ("dns"), a generic word or
+    a letter; and an everyday word ("new", "customers") only as a company's name or the
+    first word of an application's ("Slack", "Fastly"), not from inside one ("India NEW
+    power grid", "Dyn DNS (and customers such as …)")."""
+    if word in CATEGORY_WORDS or word in _GENERIC_WORDS or len(word) < 2:
+        return False
+    if not is_common_word(word):
+        return True
+    return any(
+        word in entry.company_words or _words(entry.application.split()[0]) & {word}
+        for entry in catalog
+    )
+
+
 def find_application_mention(
     text: str, catalog: Sequence[ApplicationEntry]
 ) -> ApplicationMention | None:
@@ -694,7 +783,7 @@ def find_application_mention(
             if not all(_may_name(word, index) for word, _ in run):
                 continue  # a word no name has: no entry can match (and matching costs)
             subject = " ".join(word for word, _ in run)
-            if size == 1 and (subject in CATEGORY_WORDS or subject in _GENERIC_WORDS):
+            if size == 1 and not _may_name_alone(subject, catalog):
                 continue
             match = match_applications(subject, catalog)
             if match is not None:

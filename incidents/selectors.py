@@ -8,78 +8,55 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import time
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.contrib.postgres.search import SearchQuery
-from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import connection
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Lower, Trim
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
-from incidentdesk.stages import stage, submit_staged
 from incidents import query_parsing as qp
-from incidents.filtersets import DatasetVersionFilter, ImportJobFilter, IncidentFilter
+from incidents.caching import TimedCache
+from incidents.dataset_selectors import active_versions
+from incidents.filtersets import IncidentFilter
 from incidents.models import (
-    EMBEDDING_DIMENSIONS,
-    TEXT_SEARCH_CONFIG,
     Dataset,
     DatasetVersion,
-    ImportJob,
     Incident,
     IncidentChunk,
 )
 from incidents.parsing import as_incident_id, normalize_incident_id
+from incidents.ranking import (
+    ChunkScope,
+    chunks_best_similarity,
+    chunks_hybrid_rank,
+    content_words,
+    embed_in_background,
+    fetch_rows,
+    forget_term_frequencies,
+)
 from incidents.rendering import incident_data, incidents_text
 
-_EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
-RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
-TEXT_CANDIDATES = 100  # chunks taken from the full-text list
-# Chunks taken from the vector list. The HNSW scan grows with it: on 200k
-# chunks (one version of three, ef_search 500) the query took 4.3 ms for 40
-# and 5.2 ms for 100, and the whole search p50 16.9 ms instead of 19.1 ms
-# (bench/search_bench.py), while the evaluation figures stayed the same.
-VECTOR_CANDIDATES = 40
 HNSW_EF_SEARCH = settings.HNSW_EF_SEARCH
 # Filtered sets this small are ranked exactly: a scan of a few thousand
 # vectors is cheaper than HNSW, and recall is 1.
 EXACT_SEARCH_MAX_INCIDENTS = 5000
 EXACT_SEARCH_MAX_CHUNKS = 5000
-# The chunk tables' HNSW indexes are on half-precision vectors
-# (models.hnsw_cosine_index); only this exact expression reaches them.
-# Exact ranking keeps full precision.
-INDEXED_DISTANCE = (
-    f'"embedding"::halfvec({EMBEDDING_DIMENSIONS}) <=> %s::halfvec({EMBEDDING_DIMENSIONS})'
-)
-EXACT_DISTANCE = '"embedding" <=> %s::vector'
-_WORD_RE = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset(
-    {
-     "a", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "did", "do", "does",
-     "for", "from", "had", "has", "have", "how", "i", "in", "is", "it", "its", "me", "my", "of",
-     "on", "or", "our", "show", "that", "the", "there", "this", "to", "us", "was", "we", "were",
-     "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "incidents",
-     "incident", "happened", "list", "tell", "about", "ever", "past",
-    }
-)  # fmt: skip
 
 
 # --- scope ----------------------------------------------------------------------
 
 
 ACTIVE_VERSIONS_TTL_SECONDS = 1.0
-_active_cache: list[tuple[float, dict[int, DatasetVersion]]] = []
+_active_cache: TimedCache[None, dict[int, DatasetVersion]] = TimedCache(
+    ttl_seconds=ACTIVE_VERSIONS_TTL_SECONDS
+)
 
 
 def active_versions_by_pk() -> dict[int, DatasetVersion]:
@@ -89,12 +66,12 @@ def active_versions_by_pk() -> dict[int, DatasetVersion]:
     activation in this process forgets it at once (`forget_active_versions`).
     Shared between requests: read them, never change them.
     """
-    if _active_cache and time.monotonic() - _active_cache[0][0] < ACTIVE_VERSIONS_TTL_SECONDS:
-        return _active_cache[0][1]
+    return _active_cache.get(None, _read_active_versions)
+
+
+def _read_active_versions() -> dict[int, DatasetVersion]:
     versions = active_versions().select_related("dataset").order_by("pk")
-    by_pk = {v.pk: v for v in versions}
-    _active_cache[:] = [(time.monotonic(), by_pk)]
-    return by_pk
+    return {v.pk: v for v in versions}
 
 
 def active_version_rows() -> tuple[tuple[Any, ...], ...]:
@@ -113,7 +90,7 @@ def forget_cached_scopes() -> None:
     """Drop every per-process cache of what is searchable (tests, imports)."""
     _active_cache.clear()
     _catalog_cache.clear()
-    _term_stats_cache.clear()
+    forget_term_frequencies()
     _topic_cache.clear()
 
 
@@ -145,286 +122,18 @@ def chunk_scope(version: DatasetVersion | None = None) -> QuerySet[IncidentChunk
     return IncidentChunk.objects.filter(version_id__in=scope_version_ids(version))
 
 
-# --- hybrid ranking (shared with knowledge search) ------------------------------
-
-
-@dataclass(frozen=True)
-class RankedParent:
-    """A parent (incident, document) with its fused score and best chunk."""
-
-    parent: Any  # Incident, KnowledgeDocument
-    score: float
-    chunk_text: str
-
-    @property
-    def parent_id(self) -> int:
-        return int(self.parent.pk)
-
-
-def content_words(text: str) -> list[str]:
-    return [w for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS]
-
-
-_LEXEME_RE = re.compile(r"'([a-z0-9][a-z0-9_.\-/]*)'")
-TERM_STATS_TTL_SECONDS = 600
-# Rarest terms first, until the chunks they match would exceed this budget:
-# small corpora use every word; at 100k incidents ranking stays cheap and
-# the words kept are the distinctive ones (error codes, component names).
-TERM_ROW_BUDGET = 3000
-MIN_QUERY_TERMS = 2
-# Past the budget, up to MIN_QUERY_TERMS words are still kept unless they
-# match more chunks than this: at 100k incidents "mitigated" or "outages"
-# match 50k-100k chunks, whose ranking took 100-500 ms and told incidents
-# apart no better than the vector half already does.
-COMMON_TERM_ROWS = 2 * TERM_ROW_BUDGET
-_term_stats_cache: dict[str, tuple[float, dict[str, int]]] = {}
-
-
-@lru_cache(maxsize=1024)
-def _lexemes(text: str) -> tuple[str, ...]:
-    """The question's words as PostgreSQL stems them; one question is often
-    searched twice (incidents and knowledge), and questions repeat."""
-    with stage("lexeme query"), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT plainto_tsquery(%s::regconfig, %s)::text", [TEXT_SEARCH_CONFIG, text]
-        )
-        row = cursor.fetchone()
-    return tuple(dict.fromkeys(_LEXEME_RE.findall(row[0] if row else "")))
-
-
-def _term_frequencies(table: str) -> dict[str, int]:
-    """Chunks per lexeme in `table`, refreshed every few minutes.
-
-    Counts only steer which words are kept; words missing from a stale copy
-    count as rare (see rare_terms_tsquery), so staleness never hides a match.
-    """
-    cached = _term_stats_cache.get(table)
-    if cached and time.monotonic() - cached[0] < TERM_STATS_TTL_SECONDS:
-        return cached[1]
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM {table}')")  # noqa: S608 - our table name
-        frequencies = dict(cursor.fetchall())
-    _term_stats_cache[table] = (time.monotonic(), frequencies)
-    return frequencies
-
-
-def rare_terms(text: str, table: str) -> list[str]:
-    """The question's most distinctive lexemes (an IDF cut), rarest first.
-
-    Natural questions rarely contain all their words in one chunk, so the
-    terms are ORed; see TERM_ROW_BUDGET for which are kept.
-    """
-    if not content_words(text):
-        return []
-    frequencies = _term_frequencies(table)
-    # A word the cached statistics have not seen yet (imported since) counts
-    # as rare, so new error codes are searchable at once.
-    present = sorted((frequencies.get(w, 0), w) for w in _lexemes(text))
-    chosen: list[str] = []
-    budget = TERM_ROW_BUDGET
-    for count, word in present:
-        over_budget = count > budget
-        if over_budget and (len(chosen) >= MIN_QUERY_TERMS or count > COMMON_TERM_ROWS):
-            break
-        chosen.append(word)
-        budget -= count
-    return chosen
-
-
-def _or_tsquery(terms: list[str]) -> str:
-    # Lexemes are already stemmed: the "simple" configuration leaves them be.
-    return " | ".join(f"'{w}'" for w in terms)
-
-
-def rare_terms_tsquery(text: str, table: str) -> SearchQuery | None:
-    """`rare_terms` as a SearchQuery, for ORM filters."""
-    terms = rare_terms(text, table)
-    if not terms:
-        return None
-    return SearchQuery(_or_tsquery(terms), search_type="raw", config="simple")
-
-
-def chunks_hybrid_rank(
-    chunks: QuerySet[Any], *, parent_field: str, query: str, limit: int, exact: bool = False
-) -> list[RankedParent]:
-    """The best `limit` parents of `chunks` by vector and full-text rank, fused.
-
-    Each list is reduced to one rank per parent (its best chunk); reciprocal
-    rank fusion adds 1/(RRF_K + rank) over both lists.
-    """
-    # The query embedding (~5 ms of CPU in onnxruntime, which releases the
-    # GIL) runs while the full-text query waits on PostgreSQL.
-    vector = submit_staged(_EMBEDDING_POOL, "query embedding", embed_query_literal, query)
-    # Both candidate queries share one WHERE clause: compiling it through the
-    # ORM twice cost ~0.5 ms per search (cProfile over bench/search_bench.py).
-    scope = _scope_where(chunks)
-    with stage("full-text query"):
-        text_hits = _text_candidates(chunks, parent_field, query, scope)
-    with stage("waiting for the embedding"):
-        vector_literal = vector.result()
-    with stage("vector query"):
-        vector_hits = _vector_candidates(chunks, parent_field, vector_literal, exact, scope)
-    fused = _reciprocal_rank_fusion([vector_hits, text_hits])[:limit]
-    with stage("winners"):
-        chunk_ids = [chunk_id for _, chunk_id, _ in fused]
-        winners = _winning_parents(chunks.model, parent_field, chunk_ids)
-    return [RankedParent(winners[chunk_id], score, winners[chunk_id].winning_text)
-            for _, chunk_id, score in fused]  # fmt: skip
-
-
-def _reciprocal_rank_fusion(lists: list[list[tuple[int, int]]]) -> list[tuple[int, int, float]]:
-    """(parent, best chunk, score), best first; a parent's first-listed chunk wins."""
-    scores: dict[int, float] = {}
-    best_chunk: dict[int, int] = {}
-    for hits in lists:
-        for rank, (parent_id, chunk_id) in enumerate(hits, start=1):
-            scores[parent_id] = scores.get(parent_id, 0.0) + 1.0 / (RRF_K + rank)
-            best_chunk.setdefault(parent_id, chunk_id)
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
-    return [(parent_id, best_chunk[parent_id], score) for parent_id, score in ordered]
-
-
-def _winning_parents(model: type[Any], parent_field: str, chunk_ids: list[int]) -> dict[int, Any]:
-    """Each winning chunk's parent, with the chunk's text as `winning_text`, in one query.
-
-    Raw SQL: the same through select_related cost 0.7 ms more per search
-    (bench/search_bench.py), mostly in building the chunk models.
-    """
-    if not chunk_ids:
-        return {}
-    parent_model = model._meta.get_field(parent_field).related_model
-    sql = (
-        f'SELECT p.*, c."id" AS winning_chunk_id, c."text" AS winning_text'  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{parent_model._meta.db_table}" p JOIN "{model._meta.db_table}" c'
-        f' ON c."{parent_field}_id" = p."id" WHERE c."id" = ANY(%s)'
-    )
-    parents = parent_model._default_manager.raw(sql, [chunk_ids])
-    return {parent.winning_chunk_id: parent for parent in parents}
-
-
-def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """(parent, chunk) pairs, each parent once with its best (first) chunk."""
-    seen: dict[int, int] = {}
-    for parent_id, chunk_id in rows:
-        seen.setdefault(parent_id, chunk_id)
-    return list(seen.items())
-
-
-def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
-    """The WHERE clause of `chunks` as SQL on its bare table; None if it is empty.
-
-    Candidate queries are raw SQL: the ORM spent more time building them
-    than PostgreSQL spent answering (bench/search_bench.py).
-    """
-    query = chunks.query
-    if any(n for alias, n in query.alias_refcount.items() if alias != query.base_table):
-        # A filter through a join: name the rows by primary key instead.
-        return _scope_where(chunks.model._default_manager.filter(pk__in=chunks.values("pk")))
-    try:
-        sql, params = query.get_compiler(using=chunks.db).compile(query.where)
-    except EmptyResultSet:
-        return None
-    except FullResultSet:
-        return "TRUE", []
-    return sql, list(params)
-
-
-def _vector_candidates(
-    chunks: QuerySet[Any],
-    parent_field: str,
-    vector_literal: str,
-    exact: bool,
-    scope: tuple[str, list[Any]] | None,
-) -> list[tuple[int, int]]:
-    """The nearest chunks' (parent, chunk), one per parent; `scope` is
-    `_scope_where(chunks)`."""
-    if scope is None:
-        return []
-    where, params = scope
-    table = chunks.model._meta.db_table
-    # Chunk ids, not texts: a hundred texts cost ~1 ms to send, and only the
-    # few winners' texts are read (`_winning_parents`).
-    distance = EXACT_DISTANCE if exact else INDEXED_DISTANCE
-    nearest = (
-        f'SELECT "{parent_field}_id", "id", {distance} AS distance'  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{table}" WHERE {where}'
-    )
-    if exact:
-        # Behind OFFSET 0 the ORDER BY cannot reach the HNSW index: PostgreSQL
-        # scans the small scope and sorts it, without a SET LOCAL (and the
-        # transaction it needs: three more round trips).
-        nearest = f"SELECT * FROM ({nearest} OFFSET 0) AS scoped"  # noqa: S608 - ours
-    nearest += f" ORDER BY distance LIMIT {VECTOR_CANDIDATES:d}"
-    rows = _fetch(nearest, [vector_literal, *params])
-    # relaxed_order may hand rows back slightly out of order: sort them.
-    rows.sort(key=lambda row: row[2])
-    return _best_per_parent([(parent_id, chunk_id) for parent_id, chunk_id, _ in rows])
-
-
-def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
-    """Cosine similarity of `query` to its nearest chunk in `chunks` (0.0 if none).
-
-    The offline engine's evidence when it is unsure which tool a question
-    needs: the search whose corpus holds a closer match wins.
-    """
-    scope = _scope_where(chunks)
-    if scope is None:
-        return 0.0
-    where, params = scope
-    nearest = (
-        f"SELECT {INDEXED_DISTANCE} AS distance"  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{chunks.model._meta.db_table}" WHERE {where} ORDER BY distance LIMIT 1'
-    )
-    rows = _fetch(nearest, [embed_query_literal(query), *params])
-    return 1.0 - float(rows[0][0]) if rows else 0.0
+# --- nearest chunk ---------------------------------------------------------------
 
 
 def incident_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:
     return chunks_best_similarity(chunk_scope(version), query)
 
 
-def _text_candidates(
-    chunks: QuerySet[Any], parent_field: str, query: str, scope: tuple[str, list[Any]] | None
-) -> list[tuple[int, int]]:
-    """The best full-text chunks' (parent, chunk), one per parent; `scope` is
-    `_scope_where(chunks)`."""
-    table = chunks.model._meta.db_table
-    terms = rare_terms(query, table)
-    if not terms or scope is None:
-        return []
-    where, params = scope
-    # OFFSET 0 keeps the full-text matches (a few thousand at most, see
-    # TERM_ROW_BUDGET) apart from the scope filter: otherwise PostgreSQL ANDs
-    # the GIN bitmap with the version index's bitmap of every chunk in the
-    # version, which took longer than ranking the matches (8 ms vs 2.5 ms).
-    ranked = (
-        f'SELECT "{parent_field}_id", "id" FROM (SELECT * FROM "{table}"'  # noqa: S608 - names are ours, values are parameters
-        " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
-        f' AS "{table}" WHERE {where}'
-        " ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC"
-        f" LIMIT {TEXT_CANDIDATES:d}"
-    )
-    tsquery = _or_tsquery(terms)
-    return _best_per_parent(_fetch(ranked, [tsquery, *params, tsquery]))
-
-
-def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    """Rows of one candidate query.
-
-    hnsw.ef_search and hnsw.iterative_scan are set once per connection
-    (settings.DATABASES OPTIONS), so the index path costs one round trip.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows: list[tuple[Any, ...]] = cursor.fetchall()
-    return rows
-
-
 # --- lookup by id ---------------------------------------------------------------
 
 
-def lookup_incident_by_id(
-    incident_id: str, *, version: DatasetVersion | None = None
+def incident_get_by_public_id(
+    *, incident_id: str, version: DatasetVersion | None = None
 ) -> Incident | None:
     """Exact match after normalising dashes, spaces and case."""
     wanted = normalize_incident_id(incident_id)
@@ -439,7 +148,7 @@ def incident_get_by_searched_id(
 ) -> Incident | None:
     """The incident when a search is exactly its id (any dash, any case), else None."""
     wanted = as_incident_id(query)
-    return lookup_incident_by_id(wanted, version=version) if wanted else None
+    return incident_get_by_public_id(incident_id=wanted, version=version) if wanted else None
 
 
 # --- filters parsed from a question ---------------------------------------------
@@ -507,7 +216,10 @@ class ApplicationCatalog:
         return cls(entries, pattern)
 
 
-_catalog_cache: dict[tuple[Any, ...], tuple[float, ApplicationCatalog]] = {}
+# One scope is hot at a time: keep_one keeps memory flat.
+_catalog_cache: TimedCache[tuple[Any, ...], ApplicationCatalog] = TimedCache(
+    ttl_seconds=CATALOG_TTL_SECONDS, keep_one=True
+)
 
 
 def _catalog_key(version: DatasetVersion | None) -> tuple[Any, ...]:
@@ -529,10 +241,10 @@ def cached_catalog(version: DatasetVersion | None = None) -> ApplicationCatalog:
     Built once per scope and reused for a minute: at 100k incidents the
     DISTINCT alone costs more than the whole search.
     """
-    key = _catalog_key(version)
-    cached = _catalog_cache.get(key)
-    if cached and time.monotonic() - cached[0] < CATALOG_TTL_SECONDS:
-        return cached[1]
+    return _catalog_cache.get(_catalog_key(version), lambda: _read_catalog(version))
+
+
+def _read_catalog(version: DatasetVersion | None) -> ApplicationCatalog:
     pairs = (
         incident_scope(version)
         .exclude(impacted_application="")
@@ -546,13 +258,12 @@ def cached_catalog(version: DatasetVersion | None = None) -> ApplicationCatalog:
         qp.ApplicationEntry.of(app, company if isinstance(company, str) else "")
         for app, company in pairs
     ]
-    catalog = ApplicationCatalog.build(entries)
-    _catalog_cache.clear()  # one scope is hot at a time; keep memory flat
-    _catalog_cache[key] = (time.monotonic(), catalog)
-    return catalog
+    return ApplicationCatalog.build(entries)
 
 
-_topic_cache: dict[tuple[Any, ...], frozenset[str]] = {}
+_topic_cache: TimedCache[tuple[Any, ...], frozenset[str]] = TimedCache(
+    ttl_seconds=None, keep_one=True
+)
 
 
 def incident_topic_words(version: DatasetVersion | None = None) -> frozenset[str]:
@@ -564,11 +275,9 @@ def incident_topic_words(version: DatasetVersion | None = None) -> frozenset[str
     until the scope changes (an import or activation), not for a fixed time:
     at 100k incidents one build reads every title.
     """
-    key = _catalog_key(version)
-    if key not in _topic_cache:
-        _topic_cache.clear()  # one scope is hot at a time
-        _topic_cache[key] = _read_topic_words(scope_version_ids(version))
-    return _topic_cache[key]
+    return _topic_cache.get(
+        _catalog_key(version), lambda: _read_topic_words(scope_version_ids(version))
+    )
 
 
 def _read_topic_words(version_ids: list[int]) -> frozenset[str]:
@@ -578,7 +287,7 @@ def _read_topic_words(version_ids: list[int]) -> frozenset[str]:
         " coalesce(i.extra->>'company', '') || ' ' || coalesce(i.extra->>'tags', '')),"
         " '[^a-z0-9]+') AS word WHERE i.version_id = ANY(%s) AND word <> ''"
     )
-    return frozenset(row[0] for row in _fetch(sql, [version_ids]))
+    return frozenset(row[0] for row in fetch_rows(sql, [version_ids]))
 
 
 def parse_incident_filters(
@@ -640,7 +349,7 @@ def _application_named_verbatim(
     return qp.ApplicationMatch((entry.application,), "exact"), entry.application
 
 
-# --- search_similar_incidents ---------------------------------------------------
+# --- incident_search_similar (the search_similar_incidents tool) ---------------
 
 
 @dataclass(frozen=True)
@@ -701,10 +410,10 @@ def _filter_words(value: Any) -> str:
     return str(value)
 
 
-def search_similar_incidents(
+def incident_search_similar(
+    *,
     query: str,
     limit: int = 5,
-    *,
     now: dt.date | None = None,
     version: DatasetVersion | None = None,
 ) -> IncidentSearch:
@@ -714,6 +423,10 @@ def search_similar_incidents(
     """
     today = now or timezone.localdate()
     filters, rest = parse_incident_filters(query, today=today, version=version)
+    # The embedding is the longest step: start it now for the text ranked
+    # unless every filter is dropped, and check the filters while it runs.
+    likely = query if filters.is_empty else rest
+    vector = embed_in_background(likely) if content_words(likely) else None
     scope = incident_scope(version)
     applied, expanded = filters, False
     for looser in [filters, *relaxed_filters(filters)]:
@@ -723,25 +436,14 @@ def search_similar_incidents(
         expanded = True
     text = query if applied.is_empty else rest
     hits = _rank_incidents(
-        applied.apply(scope), version, text, limit, is_filtered=not applied.is_empty
+        applied.apply(scope),
+        version,
+        text,
+        limit,
+        is_filtered=not applied.is_empty,
+        vector=vector if text == likely else None,
     )
     return IncidentSearch(query, hits, filters, expanded, applied)
-
-
-# A chat report nobody has reviewed ranks below a reviewed incident of equal (or
-# nearly equal) relevance: its fused score counts this much less when ordering.
-# 2% is about two rank places near the top of one list (RRF_K 60); a clearly more
-# relevant report still comes first. The only place review status touches ranking.
-REPORTED_PENALTY = 0.02
-
-
-def _reviewed_first(hits: list[IncidentHit], limit: int) -> list[IncidentHit]:
-    """Hits reordered with the report penalty (scores themselves unchanged), cut to `limit`."""
-
-    def weight(hit: IncidentHit) -> float:
-        return hit.score * (1.0 - REPORTED_PENALTY if hit.incident.is_reported else 1.0)
-
-    return sorted(hits, key=weight, reverse=True)[:limit]
 
 
 def _rank_incidents(
@@ -751,20 +453,29 @@ def _rank_incidents(
     limit: int,
     *,
     is_filtered: bool = False,
+    vector: Future[str] | None = None,
 ) -> list[IncidentHit]:
-    """Hybrid-ranked within `incidents`; by date when no words are left to rank."""
+    """Hybrid-ranked within `incidents`; by date when no words are left to rank.
+
+    `vector` is the embedding of `text` when the caller has started it.
+    """
     if not content_words(text):
         newest = incidents.select_related("version__dataset").order_by(
             F("occurred_at").desc(nulls_last=True), "incident_id"
         )
         return [IncidentHit(incident, "", 0.0) for incident in newest[:limit]]
     chunks, small = _filtered_chunks(incidents, version, is_filtered=is_filtered)
-    # One more than asked: a report at the cut may give way to the reviewed one below it.
     ranked = chunks_hybrid_rank(
-        chunks, parent_field="incident", query=text, limit=limit + 1, exact=small
+        chunks,
+        parent_field="incident",
+        query=text,
+        limit=limit,
+        exact=small,
+        vector=vector,
+        reports_last=True,
     )
     _attach_versions([r.parent for r in ranked], version)
-    return _reviewed_first([IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked], limit)
+    return [IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked]
 
 
 def _attach_versions(incidents: Iterable[Incident], version: DatasetVersion | None) -> None:
@@ -781,35 +492,30 @@ def _attach_versions(incidents: Iterable[Incident], version: DatasetVersion | No
 
 def _filtered_chunks(
     incidents: QuerySet[Incident], version: DatasetVersion | None, *, is_filtered: bool
-) -> tuple[QuerySet[IncidentChunk], bool]:
+) -> tuple[QuerySet[IncidentChunk] | ChunkScope, bool]:
     """Chunks of `incidents`, and whether they are few enough to rank exactly.
 
     A small set is named by literal ids so PostgreSQL fetches it through the
     foreign-key index and sorts it exactly, rather than walking the HNSW
     graph for a handful of rows.
     """
+    if not is_filtered:
+        # The whole scope, its SQL written without the ORM (ChunkScope.in_versions).
+        whole = ChunkScope.in_versions(IncidentChunk, scope_version_ids(version))
+        # A small scope is ranked exactly: beside a large staged version, a
+        # filtered HNSW walk visits thousands of other versions' nodes
+        # (measured: 127 ms for 100 demo chunks beside 60k others); a scan is < 2 ms.
+        return whole, scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS
     chunks = chunk_scope(version)
     if scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS:
-        # The whole scope is small: beside a large staged version, a filtered
-        # HNSW walk visits thousands of other versions' nodes (measured:
-        # 127 ms for 100 demo chunks beside 60k others); a scan is < 2 ms.
-        return (chunks.filter(incident__in=incidents) if is_filtered else chunks), True
-    if not is_filtered:
-        return chunks, False
+        return chunks.filter(incident__in=incidents), True
     ids = list(incidents.values_list("pk", flat=True)[: EXACT_SEARCH_MAX_INCIDENTS + 1])
     if len(ids) <= EXACT_SEARCH_MAX_INCIDENTS:
         return chunks.filter(incident_id__in=ids), True
     return chunks.filter(incident__in=incidents), False
 
 
-def incident_search_similar(
-    *, query: str, limit: int = 5, version: DatasetVersion | None = None
-) -> list[IncidentHit]:
-    """Hits only, for pages that show a plain result list."""
-    return search_similar_incidents(query, limit, version=version).hits
-
-
-# --- get_incidents_by_application -----------------------------------------------
+# --- incident_list_by_application (the get_incidents_by_application tool) -------
 
 
 @dataclass(frozen=True)
@@ -820,11 +526,11 @@ class ApplicationSearch:
     applications: tuple[str, ...] = ()
 
 
-def get_incidents_by_application(
-    app_name: str, limit: int = 5, *, version: DatasetVersion | None = None
+def incident_list_by_application(
+    *, application: str, limit: int = 5, version: DatasetVersion | None = None
 ) -> ApplicationSearch:
     """Case-insensitive exact name, then partial (by words), then semantic; newest first."""
-    match = qp.match_applications(app_name, application_catalog(version))
+    match = qp.match_applications(application, application_catalog(version))
     if match is not None:
         incidents = (
             incident_scope(version)
@@ -832,20 +538,22 @@ def get_incidents_by_application(
             .select_related("version__dataset")
             .order_by(F("occurred_at").desc(nulls_last=True), "incident_id")
         )
-        return ApplicationSearch(app_name, list(incidents[:limit]), match.how, match.applications)
-    hits = _rank_incidents(incident_scope(version), version, app_name, limit)
+        return ApplicationSearch(
+            application, list(incidents[:limit]), match.how, match.applications
+        )
+    hits = _rank_incidents(incident_scope(version), version, application, limit)
     return ApplicationSearch(
-        app_name, [hit.incident for hit in hits], "semantic" if hits else "none"
+        application, [hit.incident for hit in hits], "semantic" if hits else "none"
     )
 
 
-# --- get_recent_incidents -------------------------------------------------------
+# --- incident_list_recent (the get_recent_incidents tool) -----------------------
 
 
-def get_recent_incidents(
+def incident_list_recent(
+    *,
     days: int = 7,
     limit: int = 10,
-    *,
     now: dt.date | None = None,
     version: DatasetVersion | None = None,
 ) -> list[Incident]:
@@ -862,27 +570,6 @@ def get_recent_incidents(
         .select_related("version__dataset")
         .order_by("-occurred_at", "incident_id")[:limit]
     )
-
-
-# --- pages ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DatasetStats:
-    name: str
-    kind: str
-    label: str
-    rows: int
-
-
-def active_versions() -> QuerySet[DatasetVersion]:
-    return DatasetVersion.objects.filter(status=DatasetVersion.Status.ACTIVE)
-
-
-def active_dataset_stats() -> list[DatasetStats]:
-    """What is searchable right now, for the home page."""
-    versions = active_versions().select_related("dataset").order_by("dataset__name")
-    return [DatasetStats(v.dataset.name, v.dataset.kind, v.label, v.row_count) for v in versions]
 
 
 # --- incident pages -------------------------------------------------------------
@@ -980,7 +667,7 @@ def incident_list_similar(*, incident: Incident, limit: int = 5) -> list[Inciden
     return _rank_incidents(others, None, text, limit, is_filtered=True)
 
 
-# --- API lists and details, the admin's version diff ------------------------------
+# --- API lists and details ------------------------------------------------------
 
 
 def incident_list_for_user(
@@ -1017,132 +704,3 @@ def incident_get_for_user(
     if incident is None:
         raise NotFoundError(f"Incident {incident_id} not found.")
     return incident
-
-
-def dataset_list() -> QuerySet[Dataset]:
-    """Every dataset with its version count and active version (one query)."""
-    active = DatasetVersion.objects.filter(
-        dataset=OuterRef("pk"), status=DatasetVersion.Status.ACTIVE
-    )
-    return Dataset.objects.annotate(
-        version_count=Count("versions"),
-        active_version_id=Subquery(active.values("pk")[:1]),
-        active_version_label=Subquery(active.values("label")[:1]),
-    ).order_by("name")
-
-
-def dataset_get(*, slug: str) -> Dataset:
-    dataset = dataset_list().filter(slug=slug).first()
-    if dataset is None:
-        raise NotFoundError(f"Dataset {slug} not found.")
-    return dataset
-
-
-def dataset_version_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[DatasetVersion]:
-    versions = DatasetVersion.objects.select_related("dataset").order_by(
-        "dataset__name", "-created_at", "-pk"
-    )
-    return filter_queryset(DatasetVersionFilter, filters, versions)
-
-
-def dataset_version_get(*, version_id: int) -> DatasetVersion:
-    version = DatasetVersion.objects.select_related("dataset").filter(pk=version_id).first()
-    if version is None:
-        raise NotFoundError(f"Dataset version {version_id} not found.")
-    return version
-
-
-def dataset_version_previous(*, dataset: Dataset) -> DatasetVersion | None:
-    """The version that was active before the current one: what a rollback activates."""
-    return (
-        dataset.versions.select_related("dataset")
-        .filter(status=DatasetVersion.Status.ARCHIVED, activated_at__isnull=False)
-        .order_by("-activated_at")
-        .first()
-    )
-
-
-def import_job_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ImportJob]:
-    jobs = ImportJob.objects.select_related("version__dataset").order_by("-created_at", "-pk")
-    return filter_queryset(ImportJobFilter, filters, jobs)
-
-
-def import_job_get(*, job_id: int) -> ImportJob:
-    job = ImportJob.objects.select_related("version__dataset").filter(pk=job_id).first()
-    if job is None:
-        raise NotFoundError(f"Import job {job_id} not found.")
-    return job
-
-
-DIFF_SAMPLE = 50  # ids listed per kind of change; the counts are always complete
-
-
-@dataclass(frozen=True)
-class VersionDiff:
-    """What activating `version` changes for search, against the active version."""
-
-    version: DatasetVersion
-    active: DatasetVersion | None
-    rows: int
-    active_rows: int
-    added: int
-    removed: int
-    changed: int  # the same record (same title), its content edited
-    added_ids: list[str]
-    removed_ids: list[str]
-    changed_ids: list[str]
-    # An id now naming a different record (another title): not an edit of the old one.
-    replaced: int = 0
-    replaced_ids: list[str] = field(default_factory=list)
-
-    @property
-    def is_noop(self) -> bool:
-        return self.version.status == DatasetVersion.Status.ACTIVE
-
-
-def dataset_version_diff(*, version: DatasetVersion) -> VersionDiff:
-    """Rows added, removed, changed (by content hash) and replaced versus the active version.
-
-    A changed row whose title differs and whose application or date (a
-    document: its type) differs too is counted as replaced: a different record
-    reusing the id (exports renumber), which "changed" would hide. A new title
-    alone is an edit.
-    """
-    active = (
-        version.dataset.versions.filter(status=DatasetVersion.Status.ACTIVE)
-        .exclude(pk=version.pk)
-        .first()
-    )
-    is_knowledge = version.dataset.kind == Dataset.Kind.KNOWLEDGE
-    related, key = (
-        ("knowledge_documents", "doc_id") if is_knowledge else ("incidents", "incident_id")
-    )
-    target = getattr(version, related).all()
-    current = getattr(active, related).all() if active else target.none()
-    added = target.exclude(**{f"{key}__in": current.values(key)}).order_by(key)
-    removed = current.exclude(**{f"{key}__in": target.values(key)}).order_by(key)
-    old = current.filter(**{key: OuterRef(key)})
-    places = ["type"] if is_knowledge else ["impacted_application", "occurred_at"]
-    differing = (
-        target.annotate(
-            old_hash=Subquery(old.values("content_hash")[:1]),
-            old_title=Lower(Trim(Subquery(old.values("title")[:1]))),
-            **{f"old_{name}": Subquery(old.values(name)[:1]) for name in places},
-        )
-        .filter(old_hash__isnull=False)
-        .exclude(old_hash=F("content_hash"))
-        .order_by(key)
-    )
-    same_place = Q(*[Q(**{f"old_{name}": F(name)}) for name in places])
-    replaced = differing.exclude(old_title=Lower(Trim("title"))).exclude(same_place)
-    changed = differing.exclude(pk__in=replaced.values("pk"))
-
-    def ids(rows: QuerySet[Any]) -> list[str]:
-        return list(rows.values_list(key, flat=True)[:DIFF_SAMPLE])
-
-    return VersionDiff(
-        version=version, active=active, rows=target.count(), active_rows=current.count(),
-        added=added.count(), removed=removed.count(), changed=changed.count(),
-        added_ids=ids(added), removed_ids=ids(removed), changed_ids=ids(changed),
-        replaced=replaced.count(), replaced_ids=ids(replaced),
-    )  # fmt: skip

@@ -37,10 +37,11 @@ from incidentdesk.db import declared_indexes_ensure
 from incidentdesk.embeddings import embed_texts, get_embedder
 from incidentdesk.errors import ConflictError, IncidentDeskError, ValidationError
 from incidents import importers
+from incidents.dataset_selectors import dataset_version_previous
 from incidents.importers import ParsedRow, RowError, SourceRow, printable
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, IncidentChunk
 from incidents.parsing import incident_chunk_texts, normalize_incident_id
-from incidents.selectors import dataset_version_previous, forget_active_versions
+from incidents.selectors import forget_active_versions
 
 logger = logging.getLogger(__name__)
 

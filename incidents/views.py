@@ -13,7 +13,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from incidentdesk.errors import IncidentDeskError, NotFoundError, StaffOnlyError, page_status
-from incidents import selectors, services
+from incidents import dataset_selectors, ranking, selectors, services
 from incidents.models import Dataset, DatasetVersion, Incident
 
 MAX_QUERY_LENGTH = 500
@@ -68,10 +68,12 @@ def incident_list(request: HttpRequest) -> HttpResponse:
     context = {
         "filters": filters,
         "page": page,
-        "ranked": bool(selectors.content_words(filters.query)),
+        "ranked": bool(ranking.content_words(filters.query)),
         "applications": selectors.incident_applications(filters.version),
         "versions": [v for v in selectors.incident_versions() if v.is_visible_to(request.user)],
-        "stats": [d for d in selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS],
+        "stats": [
+            d for d in dataset_selectors.active_dataset_stats() if d.kind == Dataset.Kind.INCIDENTS
+        ],
         "query_string": query.urlencode(),
         "results_query": request.GET.urlencode(),
     }

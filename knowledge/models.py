@@ -65,9 +65,9 @@ class KnowledgeChunk(EmbeddedChunk):
             ),
         ]
         indexes = [
-            # search_knowledge and knowledge_best_similarity: cosine nearest neighbours.
+            # knowledge_search and knowledge_best_similarity: cosine nearest neighbours.
             hnsw_cosine_index("knowledge_chunk_embedding_hnsw", half_precision=True),
-            # search_knowledge: the full-text half of hybrid search.
+            # knowledge_search: the full-text half of hybrid search.
             GinIndex(fields=["search_vector"], name="knowledge_chunk_fts_gin"),
         ]
 

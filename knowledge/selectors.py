@@ -21,7 +21,7 @@ from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.parsing import INCIDENT_ID_RE
-from incidents.selectors import chunks_best_similarity, chunks_hybrid_rank, content_words
+from incidents.ranking import chunks_best_similarity, chunks_hybrid_rank, content_words
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 
@@ -133,13 +133,13 @@ def _filtered_documents(
     return documents
 
 
-def search_knowledge(
+def knowledge_search(
+    *,
     query: str,
     limit: int = 10,
     type_filter: Filter = None,
     service_filter: Filter = None,
     tag_filter: Filter = None,
-    *,
     version: DatasetVersion | None = None,
 ) -> KnowledgeSearch:
     """Hybrid search over knowledge chunks, one hit per document.
@@ -165,7 +165,9 @@ def search_knowledge(
     if asks_what_to_do(query):
         texts = _action_sections(ranked, texts)
     hits = [
-        KnowledgeHit(r.parent, r.score / top, best_passage(text, query, rank))
+        KnowledgeHit(
+            r.parent, r.score / top, _with_workaround(r.parent, best_passage(text, query, rank))
+        )
         for rank, (r, text) in enumerate(zip(ranked, texts, strict=True))
     ]
     return KnowledgeSearch(query, hits, filters)
@@ -216,6 +218,26 @@ def _action_sections(ranked: Sequence[Any], texts: list[str]) -> list[str]:
             replaced[index] = text
             del wanted[document_id]  # the first action section of each document
     return replaced
+
+
+# How known issues label what to do about them ("**Workaround:**", "## Mitigations").
+_WORKAROUND_LABEL_RE = re.compile(
+    r"^\s*(?:#+\s*|\*\*)(?:workarounds?|mitigations?|recommendations?|guidance|fix(?:es)?|"
+    r"what\s+to\s+do)\b[^\n]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _with_workaround(document: KnowledgeDocument, passage: str) -> str:
+    """A known issue is read for its workaround: its first step follows the passage
+    when the passage does not already say it."""
+    if document.type != "known_issue":
+        return passage
+    label = _WORKAROUND_LABEL_RE.search(document.body)
+    steps = _units(document.body[label.end() :]) if label else []
+    if not steps or steps[0][:40] in passage:
+        return passage
+    return f"{passage} Workaround: {_cut(steps[0], PASSAGE_CHARS)}"
 
 
 def knowledge_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:

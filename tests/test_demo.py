@@ -36,7 +36,7 @@ def test_load_demo_loads_once_and_prints_a_working_login(capsys) -> None:
 
 def test_the_demo_answers_the_original_question_by_vector_search() -> None:
     call_command("load_demo", verbosity=0)
-    hits = incident_search_similar(query="How do I fix HTTP 403 errors in PayU?", limit=5)
+    hits = incident_search_similar(query="How do I fix HTTP 403 errors in PayU?", limit=5).hits
     assert "INC-2025-08-24-001" in [hit.incident.incident_id for hit in hits]
 
 

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from copilot import selectors, services
+from copilot import services
 from copilot.intake import media
 from copilot.intake.services import MAX_TEXT_CHARS
 from copilot.replies import intake_report
@@ -97,11 +97,8 @@ class IncidentReportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = current_user(request)
-        conversation_id = data.validated_data.get("conversation_id")
-        conversation = (
-            selectors.conversation_get_for_user(conversation_id=conversation_id, user=user)
-            if conversation_id
-            else services.conversation_create(owner=user)
+        conversation = services.conversation_for_question(
+            user=user, conversation_id=data.validated_data.get("conversation_id")
         )
         audio = data.validated_data.get("audio")
         result = intake_report(

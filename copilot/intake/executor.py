@@ -19,7 +19,6 @@ from django.db import transaction
 from copilot import services as copilot_services
 from copilot.events import (
     DoneEvent,
-    ErrorEvent,
     Event,
     StatusEvent,
     TitleEvent,
@@ -33,6 +32,7 @@ from copilot.intake.selectors import intake_state
 from copilot.intake.state import TurnKind
 from copilot.intake.steps import STEPS, IntakeContext, StepRecord
 from copilot.models import AgentRun, Conversation, Message, ToolCall
+from copilot.runs import AnswerRun
 from copilot.steplog import step_log
 from incidentdesk.errors import IncidentDeskError
 
@@ -55,8 +55,12 @@ STATUS = {
 }
 
 
-class IntakeRun:
-    """The state of one intake answer: its trace row, context and timings."""
+class IntakeRun(AnswerRun):
+    """One intake answer: its plan, steps and card (the lifecycle it shares
+    with the agent is `AnswerRun`'s)."""
+
+    label = "intake"
+    failure_message = "Something went wrong with the incident report; your message was saved."
 
     def __init__(
         self,
@@ -67,33 +71,16 @@ class IntakeRun:
         *,
         reported_dataset: str = "",
     ) -> None:
-        self.conversation = conversation
+        super().__init__(conversation)
         self.reported_dataset = reported_dataset
         self.user = user
         self.screenshot = screenshot
         self.voice = voice
-        self.started = time.perf_counter()
-        self.run: AgentRun
 
-    def events(self, text: str) -> Iterator[Event]:
-        """1. store the question; 2. plan; 3. run the steps; 4. store the answer."""
-        question = self._store_question(text)
-        self.run = copilot_services.agent_run_start(
-            conversation=self.conversation, question=question, model=_model_name()
-        )
-        try:
-            yield from self._answer(text, question)
-        except GeneratorExit:
-            self._finish(AgentRun.Status.CANCELLED, "the client stopped listening")
-            raise
-        except Exception as exc:
-            logger.exception("intake run %s failed", self.run.pk)
-            self._finish(AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
-            yield ErrorEvent(
-                "Something went wrong with the incident report; your message was saved."
-            )
+    def model_name(self) -> str:
+        return f"intake+{settings.COPILOT_MODEL}" if settings.OPENAI_API_KEY else "intake-rules"
 
-    def _store_question(self, text: str) -> Message:
+    def question_fields(self) -> dict[str, Any]:
         shot = self.screenshot
         attachments: dict[str, Any] = {
             "screenshot": {"format": shot.format, "width": shot.width, "height": shot.height}
@@ -101,17 +88,12 @@ class IntakeRun:
             else None,
             "voice_note": self.voice is not None,
         }
-        message = copilot_services.conversation_message_append(
-            conversation=self.conversation,
-            role=Message.Role.USER,
-            content=text,
-            data={"intake": attachments},
-        )
-        if shot is not None:
-            intake_services.report_screenshot_store(message=message, screenshot=shot)
-        return message
+        return {"data": {"intake": attachments}}
 
-    def _answer(self, text: str, question: Message) -> Iterator[Event]:
+    def answer(self, text: str, question: Message) -> Iterator[Event]:
+        """0. keep the screenshot; 1. plan; 2. run the steps; 3. store the answer."""
+        if self.screenshot is not None:  # with the report's message: its ticket shows it
+            intake_services.report_screenshot_store(message=question, screenshot=self.screenshot)
         state = intake_state(self.conversation)
         plan = planner.plan_turn(text=text, has_image=self.screenshot is not None, state=state)
         if _is_new_report(plan):
@@ -185,12 +167,10 @@ class IntakeRun:
             data={TOOL_NAME: payload},
             citations=citations,
         )
-        self._finish(AgentRun.Status.DONE, citations_kept=citations)
+        self.finish(AgentRun.Status.DONE, citations_kept=citations)
         failed = sum(1 for record in ctx.steps if record.error)
         count = len(payload["similar_incidents"])
-        yield ToolResultEvent(
-            call_id, TOOL_NAME, count, self._elapsed_ms(), payload, _error(failed)
-        )
+        yield ToolResultEvent(call_id, TOOL_NAME, count, self.elapsed_ms(), payload, _error(failed))
         yield DoneEvent(
             conversation_id=self.conversation.pk,
             message_id=message.pk,
@@ -199,14 +179,6 @@ class IntakeRun:
             citations=citations,
             steps=payload["steps"],
         )
-
-    def _finish(self, status: str, error: str = "", **figures: Any) -> None:
-        copilot_services.agent_run_finish(
-            run=self.run, status=status, error=error, latency_ms=self._elapsed_ms(), **figures
-        )
-
-    def _elapsed_ms(self) -> int:
-        return round((time.perf_counter() - self.started) * 1000)
 
 
 def run_step(step: Step, ctx: IntakeContext) -> StepRecord:
@@ -233,10 +205,6 @@ def _save_state(ctx: IntakeContext) -> None:
     if _is_new_report(ctx.plan) and ctx.incident:
         ctx.state["incident"] = rendering.state_incident(ctx)
     intake_services.conversation_intake_state_set(conversation=ctx.conversation, state=ctx.state)
-
-
-def _model_name() -> str:
-    return f"intake+{settings.COPILOT_MODEL}" if settings.OPENAI_API_KEY else "intake-rules"
 
 
 def _error(failed: int) -> str:

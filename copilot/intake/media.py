@@ -188,8 +188,8 @@ def voice_note_validate(*, data: bytes, name: str = "voice-note.webm") -> VoiceN
     """Voice notes need the online model; offline they are refused before anything runs."""
     if not settings.OPENAI_API_KEY:
         raise ValidationError(
-            "Voice notes need the online model (OPENAI_API_KEY is not set); "
-            "please type the report instead.",
+            "Voice notes need the online model: transcription needs a model server "
+            "(OPENAI_API_KEY is not set); please type the report instead.",
             {"audio": "transcription unavailable"},
         )
     check_size(size=len(data), field="audio")

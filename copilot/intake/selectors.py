@@ -12,7 +12,8 @@ from copilot.intake.state import IntakeState
 from copilot.models import Conversation, Decision, Ticket
 from copilot.tickets.selectors import ticket_list_open_for_service
 from copilot.tickets.services import ticket_url
-from incidents.selectors import content_words, incident_scope
+from incidents.ranking import content_words
+from incidents.selectors import incident_scope
 
 DUPLICATE_WINDOW_DAYS = 2  # an open problem older than this is a new incident, not a repeat
 SAME_PROBLEM_OVERLAP = 0.3  # share of content words two reports must have in common

@@ -31,7 +31,7 @@ from copilot.selectors import agent_run_is_active
 from copilot.services import RUN_STALE_AFTER
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
-from incidents.models import Dataset
+from incidents.models import Dataset, Incident
 from incidents.services import INCIDENT_SPEC, dataset_import_rows, incident_mark_reported
 
 if TYPE_CHECKING:
@@ -126,9 +126,10 @@ def report_screenshot_store(*, message: Message, screenshot: media.Screenshot) -
 
 
 def reported_incident_row(
-    *, incident: dict[str, Any], owner_team: str, conversation: Conversation
+    *, incident: dict[str, Any], owner_team: str, conversation: Conversation, ticket_key: str = ""
 ) -> dict[str, Any]:
-    """The report in the import schema; unknown columns land in the incident's `extra`."""
+    """The report in the import schema; unknown columns (the conversation, the
+    reporter, the ticket's key) land in the incident's `extra`."""
     body = "\n".join(
         part
         for part in (
@@ -151,6 +152,7 @@ def reported_incident_row(
         "body": body,
         "conversation_id": conversation.pk,
         "reported_by": incident.get("reported_by", ""),
+        "ticket_key": ticket_key,
     }
 
 
@@ -161,6 +163,7 @@ def reported_incident_store(
     owner_team: str,
     user: AbstractBaseUser,
     conversation: Conversation,
+    ticket_key: str = "",
     dataset_name: str = "",
 ) -> None:
     """Upsert the report into the active version of the "reported" dataset (embedded),
@@ -170,7 +173,9 @@ def reported_incident_store(
     A `dataset_name` of its own (the evaluation's) is never activated: its
     reports stay out of live search.
     """
-    row = reported_incident_row(incident=incident, owner_team=owner_team, conversation=conversation)
+    row = reported_incident_row(
+        incident=incident, owner_team=owner_team, conversation=conversation, ticket_key=ticket_key
+    )
     version, result = dataset_import_rows(
         spec=INCIDENT_SPEC,
         kind=Dataset.Kind.INCIDENTS,
@@ -182,6 +187,24 @@ def reported_incident_store(
         reasons = "; ".join(str(error) for error in result.errors)
         raise ValidationError(f"The incident could not be stored: {reasons}")
     incident_mark_reported(version=version, incident_id=row["incident_id"])
+
+
+def reported_incident_ticket_set(
+    *, incident_id: str, ticket_key: str, dataset_name: str = ""
+) -> int:
+    """Write the ticket's key on a report stored before it was filed (the user
+    confirmed later); return how many rows changed (0: the report was not stored).
+    `dataset_name`: as for `reported_incident_store`."""
+    reported = Incident.objects.filter(
+        incident_id=incident_id, version__dataset__name=dataset_name or REPORTED_DATASET
+    )
+    changed = 0
+    for row in reported:
+        if row.extra.get("ticket_key") != ticket_key:
+            row.extra = {**row.extra, "ticket_key": ticket_key}
+            row.save(update_fields=["extra"])
+            changed += 1
+    return changed
 
 
 # --- the decision ledger --------------------------------------------------------------------

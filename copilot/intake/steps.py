@@ -188,14 +188,14 @@ def reported_incident_id(today: dt.date, message_id: int) -> str:
 def memory_retrieval(ctx: IntakeContext) -> str:
     """Similar past incidents and matching documents, by the copilot's own selectors."""
     query = _search_text(ctx)
-    search = incident_selectors.search_similar_incidents(query, SIMILAR_LIMIT)
+    search = incident_selectors.incident_search_similar(query=query, limit=SIMILAR_LIMIT)
     ctx.similar = [
         incident_data(
             hit.incident, score=round(hit.score, 4), dataset=hit.incident.version.dataset.name
         )
         for hit in search.hits
     ]
-    ctx.documents = knowledge_selectors.search_knowledge(query, KNOWLEDGE_LIMIT).hits
+    ctx.documents = knowledge_selectors.knowledge_search(query=query, limit=KNOWLEDGE_LIMIT).hits
     if not ctx.incident.get("service"):
         ctx.incident["service"] = _service_from_similar(ctx.similar)
     return f"{len(ctx.similar)} incidents, {len(ctx.documents)} documents"
@@ -239,6 +239,7 @@ def memory_write(ctx: IntakeContext) -> str:
         owner_team=ctx.owner_team,
         user=ctx.user,
         conversation=ctx.conversation,
+        ticket_key=ctx.ticket.key if ctx.ticket else "",
         dataset_name=ctx.reported_dataset,
     )
     return f"stored {ctx.incident['incident_id']}"
@@ -317,6 +318,12 @@ def _remember_ticket(ctx: IntakeContext, ticket: Ticket) -> None:
     url = ticket_services.ticket_url(ticket)
     ctx.state["ticket"] = {"key": ticket.key, "url": url, "status": ticket.status}
     ctx.state["proposal"] = None
+    if ctx.plan.decision.confirms:  # the report was stored when it was made, without the key
+        store.reported_incident_ticket_set(
+            incident_id=ctx.incident["incident_id"],
+            ticket_key=ticket.key,
+            dataset_name=ctx.reported_dataset,
+        )
 
 
 def _ledger_note(ctx: IntakeContext, what: str, ticket: Ticket) -> None:

@@ -1,4 +1,4 @@
-"""Template helpers for the intake card and the screenshot upload."""
+"""Template helpers for the intake card and the uploads (screenshot, voice note)."""
 
 from __future__ import annotations
 
@@ -26,3 +26,9 @@ def source_url(source: str) -> str:
 def intake_max_image_bytes() -> int:
     """The screenshot size limit, so the browser refuses a big file before uploading it."""
     return int(settings.INTAKE_MAX_IMAGE_BYTES)
+
+
+@register.simple_tag
+def intake_max_audio_bytes() -> int:
+    """The voice-note size limit, so the browser refuses a big file before uploading it."""
+    return int(settings.INTAKE_MAX_AUDIO_BYTES)

@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from incidentdesk.api.auth import current_user
 from incidentdesk.api.pagination import paginated_response
 from incidentdesk.api.schema import conflict, filter_parameters, paginated
-from incidents import selectors, services
+from incidents import dataset_selectors, selectors, services
 from incidents.api.serializers import (
     DatasetSerializer,
     DatasetVersionSerializer,
@@ -89,7 +89,7 @@ class IncidentCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        version = selectors.dataset_version_get(version_id=fields.pop("version"))
+        version = dataset_selectors.dataset_version_get(version_id=fields.pop("version"))
         incident = services.incident_create(version=version, data=fields)
         return Response(IncidentDetailSerializer(incident).data, status=status.HTTP_201_CREATED)
 
@@ -119,8 +119,8 @@ class IncidentSearchApi(APIView):
     def get(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
-        search = selectors.search_similar_incidents(
-            data.validated_data["q"], data.validated_data["limit"]
+        search = selectors.incident_search_similar(
+            query=data.validated_data["q"], limit=data.validated_data["limit"]
         )
         return Response(self.OutputSerializer(search.as_data()).data)
 
@@ -187,7 +187,7 @@ class DatasetListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return paginated_response(
-            queryset=selectors.dataset_list(),
+            queryset=dataset_selectors.dataset_list(),
             serializer_class=DatasetSerializer,
             request=request,
             view=self,
@@ -216,7 +216,7 @@ class DatasetCreateApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         dataset = services.dataset_create(**data.validated_data)
-        dataset = selectors.dataset_get(slug=dataset.slug)  # with its counts
+        dataset = dataset_selectors.dataset_get(slug=dataset.slug)  # with its counts
         return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
 
 
@@ -230,7 +230,7 @@ class DatasetDetailApi(APIView):
         responses=DatasetSerializer,
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response(DatasetSerializer(selectors.dataset_get(slug=slug)).data)
+        return Response(DatasetSerializer(dataset_selectors.dataset_get(slug=slug)).data)
 
 
 class DatasetUploadApi(APIView):
@@ -264,14 +264,14 @@ class DatasetUploadApi(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         job = services.dataset_upload(
-            dataset=selectors.dataset_get(slug=slug),
+            dataset=dataset_selectors.dataset_get(slug=slug),
             uploaded_file=values["file"],
             label=values["version_label"],
             file_format=values["file_format"],
             activate=values["activate"],
             user=current_user(request),
         )
-        job = selectors.import_job_get(job_id=job.pk)
+        job = dataset_selectors.import_job_get(job_id=job.pk)
         return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -286,7 +286,7 @@ class DatasetRollbackApi(APIView):
         responses={200: DatasetVersionSerializer, **conflict()},
     )
     def post(self, request: Request, slug: str) -> Response:
-        dataset = selectors.dataset_get(slug=slug)
+        dataset = dataset_selectors.dataset_get(slug=slug)
         version = services.dataset_version_rollback(dataset=dataset)
         return Response(DatasetVersionSerializer(version).data)
 
@@ -303,7 +303,7 @@ class DatasetVersionListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return paginated_response(
-            queryset=selectors.dataset_version_list(filters=request.query_params),
+            queryset=dataset_selectors.dataset_version_list(filters=request.query_params),
             serializer_class=DatasetVersionSerializer,
             request=request,
             view=self,
@@ -320,7 +320,7 @@ class DatasetVersionDetailApi(APIView):
         responses=DatasetVersionSerializer,
     )
     def get(self, request: Request, version_id: int) -> Response:
-        version = selectors.dataset_version_get(version_id=version_id)
+        version = dataset_selectors.dataset_version_get(version_id=version_id)
         return Response(DatasetVersionSerializer(version).data)
 
 
@@ -334,8 +334,8 @@ class DatasetVersionDiffApi(APIView):
         responses=VersionDiffSerializer,
     )
     def get(self, request: Request, version_id: int) -> Response:
-        version = selectors.dataset_version_get(version_id=version_id)
-        diff = selectors.dataset_version_diff(version=version)
+        version = dataset_selectors.dataset_version_get(version_id=version_id)
+        diff = dataset_selectors.dataset_version_diff(version=version)
         return Response(VersionDiffSerializer(diff).data)
 
 
@@ -350,7 +350,7 @@ class DatasetVersionActivateApi(APIView):
         responses={200: DatasetVersionSerializer, **conflict()},
     )
     def post(self, request: Request, version_id: int) -> Response:
-        version = selectors.dataset_version_get(version_id=version_id)
+        version = dataset_selectors.dataset_version_get(version_id=version_id)
         version = services.dataset_version_activate(version=version)
         return Response(DatasetVersionSerializer(version).data)
 
@@ -367,7 +367,7 @@ class ImportJobListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return paginated_response(
-            queryset=selectors.import_job_list(filters=request.query_params),
+            queryset=dataset_selectors.import_job_list(filters=request.query_params),
             serializer_class=ImportJobSerializer,
             request=request,
             view=self,
@@ -384,4 +384,4 @@ class ImportJobDetailApi(APIView):
         responses=ImportJobSerializer,
     )
     def get(self, request: Request, job_id: int) -> Response:
-        return Response(ImportJobSerializer(selectors.import_job_get(job_id=job_id)).data)
+        return Response(ImportJobSerializer(dataset_selectors.import_job_get(job_id=job_id)).data)

@@ -126,6 +126,6 @@ class KnowledgeSearchApi(APIView):
     def get(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
-        search = selectors.search_knowledge(**data.validated_data)
+        search = selectors.knowledge_search(**data.validated_data)
         output = {"query": search.query, "filters": search.filters, "results": search.grouped()}
         return Response(self.OutputSerializer(output).data)

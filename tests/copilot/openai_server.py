@@ -43,6 +43,7 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0  # seconds before the status line
     cut: bool = False  # drop the connection right after the deltas
+    gate: threading.Event | None = None  # held until the test sets it (a model still thinking)
 
 
 def text_reply(
@@ -143,7 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route for {self.path}"}}, ())
             return
         reply = self.server.take(request)
-        if self.server.stopping.wait(reply.delay):
+        if self.server.stopping.wait(reply.delay) or not self._opened(reply.gate):
             return  # torn down while waiting
         try:
             if reply.status == 200:
@@ -152,6 +153,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(reply.status, reply.error or {}, reply.headers)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up first (its timeout)
+
+    def _opened(self, gate: threading.Event | None) -> bool:
+        """Wait for the test to open `gate`; False when the server stops first."""
+        while gate is not None and not gate.wait(0.05):
+            if self.server.stopping.is_set():
+                return False
+        return True
 
     def _send_json(
         self, status: int, body: dict[str, Any], headers: tuple[tuple[str, str], ...]

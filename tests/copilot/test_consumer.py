@@ -6,8 +6,11 @@ channel layer and the rate-limit cache are the real Redis.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from copilot.models import AgentRun, Conversation, Message
 from copilot.services import conversation_create
 from incidentdesk.asgi import application
 from incidents.services import incident_import_file
+from tests.copilot.openai_server import text_reply
 from tests.factories import UserFactory, incident_row
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -344,3 +348,63 @@ def asking_failure() -> str:
 async def _answer_after_asking(socket: WebsocketCommunicator, text: str) -> list[dict[str, Any]]:
     await socket.send_json_to({"type": "ask", "text": text})
     return await _answer(socket)
+
+
+def test_one_running_answer_per_user_and_other_users_start_meanwhile(
+    alice, bob, openai_settings, openai_server
+) -> None:
+    """Issue 17: alice's second question, in another tab, waits for her first answer
+    (told so, and answered afterwards: nothing she wrote is lost), while bob's question
+    is answered during alice's first. Her first answer's model is held until then."""
+    from copilot.asking import WAITING_FOR_TURN
+
+    openai_settings.COPILOT_TIMEOUT_SECONDS = 60  # the held reply must not time out
+    held = threading.Event()
+    openai_server.script(
+        replace(text_reply("Alice's first answer."), gate=held),
+        text_reply("Bob's answer."),
+        text_reply("Alice's second answer."),
+    )
+    first, second = (conversation_create(owner=alice, title=t) for t in ("first", "second"))
+    bobs = conversation_create(owner=bob, title="bob's")
+    alice_headers, bob_headers = _cookie(alice), _cookie(bob)
+
+    async def scenario() -> dict[str, Any]:
+        tab1, tab2 = _socket(alice_headers, first.pk), _socket(alice_headers, second.pk)
+        other = _socket(bob_headers, bobs.pk)
+        for socket in (tab1, tab2, other):
+            assert (await socket.connect())[0]
+        await tab1.send_json_to({"type": "ask", "text": "Have we seen PayU 403s before?"})
+        await _until(lambda: len(openai_server.requests) == 1)  # alice's model is thinking
+        await tab2.send_json_to({"type": "ask", "text": "And settlement rows missing?"})
+        waiting = await tab2.receive_json_from(timeout=30)
+        bob_events = await _answer_after_asking(other, "Have we seen checkout timeouts?")
+        alice_running = await database_sync_to_async(
+            AgentRun.objects.filter(conversation=first, status=AgentRun.Status.RUNNING).exists
+        )()
+        held.set()
+        results = {
+            "waiting": waiting, "bob": bob_events[-1], "alice_running": alice_running,
+            "first": (await _answer(tab1))[-1], "second": (await _answer(tab2))[-1],
+        }  # fmt: skip
+        for socket in (tab1, tab2, other):
+            await socket.disconnect()
+        return results
+
+    results = run(scenario)
+    assert results["waiting"] == {"type": "status", "text": WAITING_FOR_TURN}
+    assert results["bob"]["type"] == "done" and results["bob"]["content"] == "Bob's answer."
+    assert results["alice_running"]  # bob was answered while alice's first answer ran
+    assert results["first"]["content"] == "Alice's first answer."
+    assert results["second"]["content"] == "Alice's second answer."
+    asked = Message.objects.filter(conversation=second, role=Message.Role.USER)
+    assert [m.content for m in asked] == ["And settlement rows missing?"]
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Wait for `condition` (a step of the scenario, not a timing assertion)."""
+    for _ in range(600):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the condition never held")

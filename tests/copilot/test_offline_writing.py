@@ -27,6 +27,7 @@ class Row:
     severity: str = ""
     status: str = ""
     source_url: str = ""
+    review_status: str = "reviewed"
 
 
 POOL = Row(
@@ -156,3 +157,51 @@ def test_a_filter_that_found_nothing_is_named_before_the_nearest_results() -> No
     answer = write_answer("sev1 checkout incidents", loosened, STATE)
     assert answer.startswith("**No incident matched severity SEV1.** The nearest matches")
     assert "INC-2025-10-02-001" in answer
+
+
+QUEUE = Row(
+    "INC-2025-08-14-001",
+    "Order queue stalls after broker upgrade",
+    impacted_application="Order pipeline (and invoicing, shipping labels)",
+    mitigation="The broker was downgraded.",
+    body=(
+        "From 09:12 to 11:40 UTC on 14 August orders stopped flowing to the warehouse. "
+        "Merchants in Europe and two marketplace partners were affected and saw late shipments. "
+        "The team drained the stuck consumers by hand before downgrading the broker."
+    ),
+)
+
+
+def test_who_got_hit_names_the_impacted_services_not_who_was_at_fault() -> None:
+    answer = write_answer("who else got hit?", lookups(QUEUE), STATE)
+    lead = answer.split("\n\nFrom ")[0]
+    assert "Order pipeline (and invoicing, shipping labels)" in lead
+    assert "Merchants in Europe" in lead
+    assert "accountable" not in lead.lower()
+
+
+def test_when_did_it_start_quotes_the_time_of_day_not_only_the_date() -> None:
+    answer = write_answer("when did it start?", lookups(QUEUE), STATE)
+    assert "09:12" in answer.split("\n\nFrom ")[0]
+
+
+def test_two_asks_in_one_message_are_each_answered() -> None:
+    answer = write_answer("when did it start and who was affected?", lookups(QUEUE), STATE)
+    lead = answer.split("\n\nFrom ")[0]
+    assert "09:12" in lead and "Merchants in Europe" in lead
+    assert lead.count("From 09:12") == 1  # a sentence that answers both is quoted once
+
+
+def test_the_resolution_adds_how_it_was_done_in_practice() -> None:
+    answer = write_answer("what was the resolution?", lookups(QUEUE), STATE)
+    lead = answer.split("\n\nFrom ")[0]
+    assert lead.startswith("> Mitigation: The broker was downgraded.")
+    assert "by hand" in lead
+
+
+def test_a_search_that_also_asks_a_detail_answers_it_for_the_closest_match() -> None:
+    answer = write_answer("the order queue stall - who was affected?", search(QUEUE, POOL), STATE)
+    assert "About **INC-2025-08-14-001**" in answer
+    assert "Merchants in Europe" in answer
+    plain = write_answer("the order queue stall", search(QUEUE, POOL), STATE)
+    assert "About **" not in plain

@@ -31,6 +31,14 @@ TODAY = dt.date(2026, 1, 10)
           "type_filter": "runbook"}),
         ("Known issue with secret caches?", "search_knowledge",
          {"query": "Known issue with secret caches?", "limit": 10, "type_filter": "known_issue"}),
+        # Other names for the same kinds of document.
+        ("queue consumers stall after the broker upgrade, is this a known thing?",
+         "search_knowledge",
+         {"query": "queue consumers stall after the broker upgrade, is this a known thing?",
+          "limit": 10, "type_filter": "known_issue"}),
+        ("retro on the payment gateway outages, any recurring themes?", "search_knowledge",
+         {"query": "retro on the payment gateway outages, any recurring themes?", "limit": 10,
+          "type_filter": "postmortem"}),
         ("What broke in the last 2 weeks?", "get_recent_incidents", {"days": 14, "limit": 10}),
         ("PayU Core incidents in the last 30 days", "search_similar_incidents",
          {"query": "PayU Core incidents in the last 30 days", "limit": 5}),
@@ -64,6 +72,8 @@ TOPICS = frozenset(
         ("what fell over since Monday", "get_recent_incidents"),
         ("anything noteworthy in the past couple of weeks", "get_recent_incidents"),
         ("what's been going on lately", "get_recent_incidents"),
+        # A calendar period still under way is a listing up to today.
+        (f"what broke in {TODAY.year}?", "get_recent_incidents"),
         # ...and a window with one is a search filtered by the window.
         ("dns problems since Monday", "search_similar_incidents"),
         ("checkout timeouts in the past couple of weeks", "search_similar_incidents"),
@@ -180,3 +190,46 @@ def test_how_do_i_fix_reads_the_runbooks_and_the_past_fixes() -> None:
 def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
     tools = [tool for tool, _ in plan_of(question)]
     assert tools and set(tools) == {"lookup_incident_by_id"}
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A symptom closed by a plea for what to do asks for the documents...
+        ("reconnect storm hammering the db after a deploy. help", "search_knowledge"),
+        ("all waf nodes pegged at 100% cpu since the new ruleset. ideas?", "search_knowledge"),
+        ("settlement report is missing rows again, what now?", "search_knowledge"),
+        # ...and one closed by "seen this?" for past incidents.
+        ("reconnect storm hammering the db after a deploy. seen this?", "search_similar_incidents"),
+    ],
+)
+def test_the_closing_words_decide_between_documents_and_past_incidents(question, tool) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # One event of an application, told apart by "the" or a describing word...
+        ("the big codespaces outage", "search_similar_incidents"),
+        ("codespaces 9h outage", "search_similar_incidents"),
+        # ...against its incidents as a list.
+        ("codespaces outages", "get_incidents_by_application"),
+        ("every codespaces incident", "get_incidents_by_application"),
+        ("codespaces incident history", "get_incidents_by_application"),
+    ],
+)
+def test_one_event_of_an_application_is_searched_not_listed(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what failed in the last 2 weeks", "were there any user-facing errors in the last 30 days",
+     "list all production incidents from the past 60 days"],
+)  # fmt: skip
+def test_how_something_went_wrong_is_not_a_topic_of_a_window(question: str) -> None:
+    topics = TOPICS | {"failed", "errors", "production", "user"}  # title words of any corpus
+    assert route(question, catalog=CATALOG, today=TODAY, topics=topics).tool == (
+        "get_recent_incidents"
+    )

@@ -41,7 +41,7 @@ def _timed_out_search(*args: Any, **kwargs: Any) -> Any:
 
 @pytest.fixture
 def slow_database(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(incident_selectors, "search_similar_incidents", _timed_out_search)
+    monkeypatch.setattr(incident_selectors, "incident_search_similar", _timed_out_search)
 
 
 def ask(conversation: Conversation, text: str = QUESTION, **kwargs: Any) -> list[Event]:
@@ -58,7 +58,9 @@ def test_a_failing_tool_is_an_error_result_not_an_exception() -> None:
     )
     assert result.text.startswith(result.error)
     # The savepoint undid the failed query: the connection still works.
-    assert incident_selectors.lookup_incident_by_id("INC-2025-08-24-001") is not None
+    assert (
+        incident_selectors.incident_get_by_public_id(incident_id="INC-2025-08-24-001") is not None
+    )
 
 
 @pytest.mark.usefixtures("slow_database")

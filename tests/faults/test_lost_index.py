@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psycopg
 
-from incidents.selectors import INDEXED_DISTANCE
+from incidents.ranking import INDEXED_DISTANCE
 from tests.processes import WAIT_SECONDS, Stack, free_port, wait_for_http, wait_until
 
 INDEX = "incidents_chunk_embedding_hnsw"
@@ -30,7 +30,7 @@ def index_state(stack: Stack) -> str:
 
 
 def nearest_chunks_plan(stack: Stack) -> str:
-    """The plan of the app's indexed nearest-neighbour query (selectors.INDEXED_DISTANCE)."""
+    """The plan of the app's indexed nearest-neighbour query (ranking.INDEXED_DISTANCE)."""
     vector = json.dumps([1.0] + [0.0] * 383)
     distance = INDEXED_DISTANCE.replace("%s", f"'{vector}'")
     with stack.connect() as conn:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from incidents.dataset_selectors import dataset_version_diff
 from incidents.models import Dataset, ImportJob
-from incidents.selectors import dataset_version_diff
 from tests.factories import DatasetFactory, DatasetVersionFactory, IncidentFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.test import Client
 
 from incidents.importers import SourceRow
 from incidents.models import Dataset, Incident
-from incidents.selectors import search_similar_incidents
+from incidents.selectors import incident_search_similar
 from incidents.services import INCIDENT_SPEC, dataset_import_rows, incident_mark_reported
 from tests.factories import incident_row
 
@@ -41,7 +41,7 @@ def twins() -> tuple[Incident, Incident]:
 
 
 def _order(query: str = QUERY) -> list[str]:
-    return [hit.incident.incident_id for hit in search_similar_incidents(query, 5).hits]
+    return [hit.incident.incident_id for hit in incident_search_similar(query=query, limit=5).hits]
 
 
 def _report(incident: Incident) -> Incident:
@@ -62,7 +62,7 @@ def test_a_report_ranks_below_a_reviewed_incident_of_equal_relevance(twins) -> N
 def test_the_model_reads_the_badge_and_the_page_shows_it(twins, client: Client, alice) -> None:
     first, _ = twins
     _report(first)
-    search = search_similar_incidents(QUERY, 5)
+    search = incident_search_similar(query=QUERY, limit=5)
     assert "Review: reported, not reviewed" in search.as_text()
     results = {r["incident_id"]: r["review_status"] for r in search.as_data()["results"]}
     assert results[first.incident_id] == "reported"

@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.selectors import _scope_where, _vector_candidates, incident_search_similar
+from incidents.ranking import ChunkScope, _fused_winners
+from incidents.selectors import incident_search_similar
 from incidents.services import incident_import_file
 from tests.factories import incident_row
 
@@ -38,7 +39,7 @@ def two_incidents(tmp_path: Path) -> DatasetVersion:
 def test_search_finds_the_incident_by_meaning(two_incidents: DatasetVersion) -> None:
     hits = incident_search_similar(
         query="merchants are getting forbidden after credentials changed"
-    )
+    ).hits
     assert [h.incident.incident_id for h in hits] == ["INC-2025-08-24-001", "INC-2025-09-01-001"]
     assert hits[0].score > hits[1].score
 
@@ -47,9 +48,9 @@ def test_search_reads_only_active_versions_unless_one_is_pinned(two_incidents, t
     path = tmp_path / "b.jsonl"
     path.write_text(json.dumps(incident_row("INC-2025-10-01-001", title="403 on key rotation")))
     staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
-    active_ids = {h.incident.incident_id for h in incident_search_similar(query="403")}
+    active_ids = {h.incident.incident_id for h in incident_search_similar(query="403").hits}
     pinned_ids = {
-        h.incident.incident_id for h in incident_search_similar(query="403", version=staged)
+        h.incident.incident_id for h in incident_search_similar(query="403", version=staged).hits
     }
     assert active_ids == {"INC-2025-08-24-001", "INC-2025-09-01-001"}
     assert pinned_ids == {"INC-2025-10-01-001"}
@@ -59,14 +60,15 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
     """The selector's own query: the index is on half-precision vectors, so a
     query with any other distance expression would scan the whole table."""
     with CaptureQueriesContext(connection) as captured:
-        chunks = IncidentChunk.objects.all()
+        scope = ChunkScope.of(IncidentChunk.objects.all())
         vector = str([0.05] * 384)
-        _vector_candidates(chunks, "incident", vector, exact=False, scope=_scope_where(chunks))
+        _fused_winners(scope, "incident", vector, exact=False, text_hits=[], limit=5)
+    statement = captured.captured_queries[-1]["sql"]
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan
         # the planner picks on a real-sized table.
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(f"EXPLAIN {captured.captured_queries[-1]['sql']}")
+        cursor.execute(f"EXPLAIN {statement}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "incidents_chunk_embedding_hnsw" in plan
 
@@ -76,8 +78,6 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
 ) -> None:
     """ "PayU Core timeouts in the last 90 days": PayU Core, in the window, by "timeouts"."""
     import datetime as dt
-
-    from incidents.selectors import search_similar_incidents
 
     rows = [
         incident_row("INC-2025-12-01-001", title="Gateway timeouts under load",
@@ -90,8 +90,11 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
     path = tmp_path / "w.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     version, _ = incident_import_file(path=path, dataset_name="w", activate=True)
-    found = search_similar_incidents(
-        "PayU Core timeouts in the last 90 days", 5, now=dt.date(2026, 1, 10), version=version
+    found = incident_search_similar(
+        query="PayU Core timeouts in the last 90 days",
+        limit=5,
+        now=dt.date(2026, 1, 10),
+        version=version,
     )
     assert found.applied.applications == ("PayU Core",)
     assert found.applied.window is not None and not found.expanded

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from incidents import ranking
 from incidents.models import DatasetVersion
 from incidents.selectors import (
     application_catalog,
-    get_incidents_by_application,
-    get_recent_incidents,
-    lookup_incident_by_id,
-    search_similar_incidents,
+    incident_get_by_public_id,
+    incident_list_by_application,
+    incident_list_recent,
+    incident_search_similar,
 )
 from incidents.services import incident_import_file
 from tests.factories import incident_row
@@ -62,27 +63,29 @@ def version(tmp_path: Path) -> DatasetVersion:
 
 
 def test_lookup_normalises_unicode_hyphens_case_and_spaces(version) -> None:
-    incident = lookup_incident_by_id(" inc\u20112025\u20138\u2212 24-001 ".replace("8", "08", 1))
+    incident = incident_get_by_public_id(
+        incident_id=" inc\u20112025\u20138\u2212 24-001 ".replace("8", "08", 1)
+    )
     assert incident is not None and incident.incident_id == "INC-2025-08-24-001"
     assert incident.root_cause == "The gateway secret cache kept the old key."
 
 
 def test_lookup_of_an_unknown_or_empty_id_is_none(version) -> None:
-    assert lookup_incident_by_id("INC-1999-01-01-001") is None
-    assert lookup_incident_by_id("  ") is None
+    assert incident_get_by_public_id(incident_id="INC-1999-01-01-001") is None
+    assert incident_get_by_public_id(incident_id="  ") is None
 
 
 def test_lookup_ignores_versions_that_are_not_active(version, tmp_path: Path) -> None:
     path = tmp_path / "staged.jsonl"
     path.write_text(json.dumps(incident_row("INC-2030-01-01-001")))
     staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
-    assert lookup_incident_by_id("INC-2030-01-01-001") is None
-    assert lookup_incident_by_id("INC-2030-01-01-001", version=staged) is not None
+    assert incident_get_by_public_id(incident_id="INC-2030-01-01-001") is None
+    assert incident_get_by_public_id(incident_id="INC-2030-01-01-001", version=staged) is not None
 
 
 def test_similar_search_ranks_by_meaning_one_hit_per_incident(version) -> None:
-    result = search_similar_incidents(
-        "merchants get forbidden after credentials changed", now=TODAY
+    result = incident_search_similar(
+        query="merchants get forbidden after credentials changed", now=TODAY
     )
     ids = [hit.incident.incident_id for hit in result.hits]
     assert ids[0] == "INC-2025-08-24-001"
@@ -91,7 +94,7 @@ def test_similar_search_ranks_by_meaning_one_hit_per_incident(version) -> None:
 
 
 def test_filters_from_the_question_are_applied_and_returned(version) -> None:
-    result = search_similar_incidents("PayU Core incidents in the last 2 weeks", now=TODAY)
+    result = incident_search_similar(query="PayU Core incidents in the last 2 weeks", now=TODAY)
     assert [h.incident.incident_id for h in result.hits] == ["INC-2026-01-02-001"]
     filters = result.filters.as_dict()
     assert filters["applications"] == ["PayU Core", "Checkout Gateway (PayU Core)"]
@@ -103,12 +106,14 @@ def test_filters_from_the_question_are_applied_and_returned(version) -> None:
 
 
 def test_repeat_filter_lists_repeat_incidents(version) -> None:
-    result = search_similar_incidents("which incidents were repeats?", 10, now=TODAY)
+    result = incident_search_similar(query="which incidents were repeats?", limit=10, now=TODAY)
     assert [h.incident.incident_id for h in result.hits] == ["INC-2025-12-30-001"]
 
 
 def test_filters_that_match_nothing_are_loosened_and_say_so(version) -> None:
-    result = search_similar_incidents("PayU Core outages in 2019 with a secret cache", now=TODAY)
+    result = incident_search_similar(
+        query="PayU Core outages in 2019 with a secret cache", now=TODAY
+    )
     assert result.expanded
     assert result.filters.window is not None
     assert result.hits[0].incident.incident_id == "INC-2025-08-24-001"
@@ -118,7 +123,7 @@ def test_filters_that_match_nothing_are_loosened_and_say_so(version) -> None:
 
 
 def test_an_empty_query_lists_newest_first(version) -> None:
-    result = search_similar_incidents("  ", 2, now=TODAY)
+    result = incident_search_similar(query="  ", limit=2, now=TODAY)
     assert [h.incident.incident_id for h in result.hits] == [
         "INC-2026-01-05-001",
         "INC-2026-01-02-001",
@@ -126,38 +131,38 @@ def test_an_empty_query_lists_newest_first(version) -> None:
 
 
 def test_application_search_is_case_insensitive_then_partial_then_semantic(version) -> None:
-    exact = get_incidents_by_application("payu core")
+    exact = incident_list_by_application(application="payu core")
     assert exact.how == "exact"
     assert [i.incident_id for i in exact.incidents] == ["INC-2026-01-02-001", "INC-2025-08-24-001"]
-    partial = get_incidents_by_application("settlement")
+    partial = incident_list_by_application(application="settlement")
     assert partial.how == "partial"
     assert [i.incident_id for i in partial.incidents] == ["INC-2025-12-30-001"]
-    semantic = get_incidents_by_application("log storage disks", limit=1)
+    semantic = incident_list_by_application(application="log storage disks", limit=1)
     assert semantic.how == "semantic"
     assert [i.incident_id for i in semantic.incidents] == ["INC-2026-01-05-001"]
 
 
 def test_recent_incidents_cross_the_year_and_use_the_date_from_the_id(version) -> None:
-    recent = get_recent_incidents(days=14, now=TODAY)
+    recent = incident_list_recent(days=14, now=TODAY)
     assert [i.incident_id for i in recent] == [
         "INC-2026-01-05-001",  # no occurred_at in the row: taken from its id
         "INC-2026-01-02-001",
         "INC-2025-12-30-001",
     ]
-    assert get_recent_incidents(days=14, now=dt.date(2025, 12, 29)) == []
+    assert incident_list_recent(days=14, now=dt.date(2025, 12, 29)) == []
 
 
 def test_selectors_use_a_fixed_number_of_queries(version, django_assert_max_num_queries) -> None:
     with django_assert_max_num_queries(4):
-        get_recent_incidents(days=3650, limit=50, now=TODAY)
+        incident_list_recent(days=3650, limit=50, now=TODAY)
     with django_assert_max_num_queries(6):
-        get_incidents_by_application("PayU", limit=50)
+        incident_list_by_application(application="PayU", limit=50)
     with django_assert_max_num_queries(12):
-        search_similar_incidents("timeouts after a deploy", limit=10, now=TODAY)
+        incident_search_similar(query="timeouts after a deploy", limit=10, now=TODAY)
 
 
 def test_results_render_as_text_for_the_model_and_as_data(version) -> None:
-    result = search_similar_incidents("forbidden after key rotation", 1, now=TODAY)
+    result = incident_search_similar(query="forbidden after key rotation", limit=1, now=TODAY)
     text = result.as_text()
     assert "Incident ID: INC-2025-08-24-001\nTitle: HTTP 403 errors after API key rotation" in text
     assert "Root Cause: The gateway secret cache kept the old key." in text
@@ -169,13 +174,11 @@ def test_results_render_as_text_for_the_model_and_as_data(version) -> None:
 
 
 def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch) -> None:
-    from incidents import selectors
-
-    monkeypatch.setattr(selectors, "TERM_ROW_BUDGET", 1)
-    monkeypatch.setattr(selectors, "MIN_QUERY_TERMS", 1)
-    selectors._term_stats_cache.clear()
+    monkeypatch.setattr(ranking, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(ranking, "MIN_QUERY_TERMS", 1)
+    ranking.forget_term_frequencies()
     # "timed" is in every body; "timezone" in one root cause; "zzqx" nowhere yet.
-    query = selectors.rare_terms_tsquery("timed out timezone zzqx", "incidents_incidentchunk")
+    query = ranking.rare_terms_tsquery("timed out timezone zzqx", "incidents_incidentchunk")
     assert query is not None
     sql_text = str(query.source_expressions[-1].value)
     assert "'timezon'" in sql_text and "'zzqx'" in sql_text
@@ -183,17 +186,15 @@ def test_full_text_keeps_the_rarest_words_within_its_budget(version, monkeypatch
 
 
 def test_full_text_leaves_out_words_too_common_to_rank(version, monkeypatch) -> None:
-    from incidents import selectors
-
-    monkeypatch.setattr(selectors, "TERM_ROW_BUDGET", 1)
-    monkeypatch.setattr(selectors, "MIN_QUERY_TERMS", 2)
-    selectors._term_stats_cache.clear()
+    monkeypatch.setattr(ranking, "TERM_ROW_BUDGET", 1)
+    monkeypatch.setattr(ranking, "MIN_QUERY_TERMS", 2)
+    ranking.forget_term_frequencies()
     # "zzqx" is nowhere; "timed" is in every body, so past the budget. Short
     # of MIN_QUERY_TERMS it is still kept, unless it is too common to rank.
-    monkeypatch.setattr(selectors, "COMMON_TERM_ROWS", 1000)
-    assert selectors.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx", "time"]
-    monkeypatch.setattr(selectors, "COMMON_TERM_ROWS", 1)
-    assert selectors.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx"]
+    monkeypatch.setattr(ranking, "COMMON_TERM_ROWS", 1000)
+    assert ranking.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx", "time"]
+    monkeypatch.setattr(ranking, "COMMON_TERM_ROWS", 1)
+    assert ranking.rare_terms("timed zzqx", "incidents_incidentchunk") == ["zzqx"]
 
 
 def test_the_application_catalog_lists_each_application_once(tmp_path: Path) -> None:

@@ -33,6 +33,20 @@ TODAY = dt.date(2026, 1, 10)
         ("what failed overnight", dt.date(2026, 1, 9), TODAY),
         ("CircleCI incidents 2019\u20132023", dt.date(2019, 1, 1), dt.date(2023, 12, 31)),
         ("DNS incidents from 2021 through 2025", dt.date(2021, 1, 1), dt.date(2025, 12, 31)),
+        # Units, numbers and anchors as people type them.
+        ("incidents in the last 6 wks", dt.date(2025, 11, 29), TODAY),
+        ("past 3 mos outages", dt.date(2025, 10, 12), TODAY),
+        ("anything in the last 30d", dt.date(2025, 12, 11), TODAY),
+        ("incidents, last ninety days", dt.date(2025, 10, 12), TODAY),
+        ("in the last half year", dt.date(2025, 7, 12), TODAY),
+        ("since the 1st", dt.date(2026, 1, 1), TODAY),
+        ("since the start of October", dt.date(2025, 10, 1), TODAY),
+        ("since the beginning of Q4", dt.date(2025, 10, 1), TODAY),
+        # A period still under way ends today: nothing has happened after it.
+        ("what broke in 2026?", dt.date(2026, 1, 1), TODAY),
+        ("incidents in January 2026", dt.date(2026, 1, 1), TODAY),
+        ("Q1 2026 incidents", dt.date(2026, 1, 1), TODAY),
+        ("from 2024 through 2026", dt.date(2024, 1, 1), TODAY),
     ],
 )
 def test_time_windows_are_parsed_relative_to_today(text, start, end) -> None:
@@ -53,6 +67,19 @@ def test_a_window_that_crosses_a_year_keeps_both_sides() -> None:
     window, rest = qp.parse_time_window("DNS incidents in the last 15 days", TODAY)
     assert window is not None and window.start == dt.date(2025, 12, 26)
     assert rest == "DNS incidents"
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        "we rolled back an hour ago and it is still broken",
+        "the cluster was provisioned a yr ago and got deleted today",
+        "it recovered within 2 hours but the queue never drained",
+    ],
+)
+def test_how_long_ago_or_how_long_in_a_story_is_not_a_window(story: str) -> None:
+    window, _ = qp.parse_time_window(story.replace(" today", ""), TODAY)
+    assert window is None
 
 
 def test_a_bare_month_and_year_names_an_event_not_a_window() -> None:
@@ -152,3 +179,39 @@ def test_acronyms_of_the_product_inside_a_longer_catalog_name_are_understood() -
 def test_an_acronym_that_is_an_ordinary_word_names_nothing() -> None:
     catalog = [qp.ApplicationEntry.of("Azure Identity Router (sign-in)", "Microsoft")]
     assert qp.find_application_mention("the air conditioning in the hall failed", catalog) is None
+
+
+def test_capitals_inside_a_word_count_in_an_acronym() -> None:
+    catalog = [qp.ApplicationEntry.of("PayU Gateway, PayU Reports (batch)", "PayU Demo")]
+    mention = qp.find_application_mention("PUG outages, full list please", catalog)
+    assert mention is not None and mention.match.applications == (catalog[0].application,)
+
+
+def test_a_domain_said_aloud_is_the_domain() -> None:
+    mention = qp.find_application_mention("what's on file for incident dot io", CATALOG)
+    assert mention is not None
+    assert mention.match.applications == ("incident.io (dashboard, Slack app)",)
+
+
+def test_a_name_given_as_a_slash_alias_finds_the_other_names_entries() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Ask Forum / Forum Network", "Forum Co"),
+        qp.ApplicationEntry.of("Forum Network (search cluster)", "Forum Co"),
+        qp.ApplicationEntry.of("Forum Network (search cluster)", "Other Co"),
+        qp.ApplicationEntry.of("Shop EU / Shop US", "Shop Co"),
+    ]
+    match = qp.match_applications("ask forum", catalog)
+    assert match is not None
+    assert match.applications == ("Ask Forum / Forum Network", "Forum Network (search cluster)")
+
+
+def test_an_everyday_word_names_an_application_only_as_its_first_word_or_company() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Metro NEW power grid", "Metro Energy"),
+        qp.ApplicationEntry.of("Acme DNS (and customers such as Shops)", "Acme"),
+        qp.ApplicationEntry.of("Slack real-time message servers", "Slack"),
+    ]
+    assert qp.find_application_mention("any new incidents since Friday?", catalog) is None
+    assert qp.find_application_mention("outages affecting customers", catalog) is None
+    slack = qp.find_application_mention("slack outages", catalog)
+    assert slack is not None and slack.match.applications == (catalog[2].application,)

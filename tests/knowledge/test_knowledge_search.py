@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.selectors import PASSAGE_HITS, PREVIEW_CHARS, best_passage, search_knowledge
+from knowledge.selectors import PASSAGE_HITS, PREVIEW_CHARS, best_passage, knowledge_search
 from knowledge.services import knowledge_import_file
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def documents(tmp_path: Path) -> None:
 
 
 def test_results_are_grouped_by_type_with_relevance_between_0_and_1(documents) -> None:
-    result = search_knowledge("how do I rotate an api key without forbidden errors")
+    result = knowledge_search(query="how do I rotate an api key without forbidden errors")
     assert result.hits[0].document.doc_id == "KB-RB-001"
     groups = result.grouped()
     assert list(groups) == ["runbooks", "postmortems", "architecture", "known_issues"]
@@ -42,16 +42,16 @@ def test_results_are_grouped_by_type_with_relevance_between_0_and_1(documents) -
 
 
 def test_filters_combine(documents) -> None:
-    result = search_knowledge("secret", type_filter="runbook", service_filter="PayU Core")
+    result = knowledge_search(query="secret", type_filter="runbook", service_filter="PayU Core")
     assert [h.document.doc_id for h in result.hits] == ["KB-RB-001"]
     assert result.filters == {"type": "runbook", "service": "PayU Core"}
-    assert search_knowledge("secret", type_filter="runbook", tag_filter="secrets").hits == []
+    assert knowledge_search(query="secret", type_filter="runbook", tag_filter="secrets").hits == []
 
 
 def test_an_empty_query_with_filters_lists_documents(documents) -> None:
-    listed = search_knowledge("", service_filter="payu core")
+    listed = knowledge_search(query="", service_filter="payu core")
     assert [h.document.doc_id for h in listed.hits] == ["KB-AR-001", "KB-RB-001"]
-    assert search_knowledge("").hits == []
+    assert knowledge_search(query="").hits == []
 
 
 CHUNK = (
@@ -88,8 +88,25 @@ def test_what_to_do_quotes_the_steps_not_the_prevention(tmp_path: Path) -> None:
     path.write_text(json.dumps(runbook))
     knowledge_import_file(path=path, dataset_name="kb-steps", activate=True)
     question = "the webhook queue backlog keeps growing, oldest message age climbing: what do I do?"
-    preview = search_knowledge(question).hits[0].preview
+    preview = knowledge_search(query=question).hits[0].preview
     assert preview.startswith("Actions: ")
     assert "Pause the producers." in preview
     # The same words without asking what to do keep the closest section.
-    assert "Prevention" in search_knowledge("oldest message age alert").hits[0].preview
+    assert "Prevention" in knowledge_search(query="oldest message age alert").hits[0].preview
+
+
+def test_a_known_issue_is_quoted_with_its_workaround(tmp_path: Path) -> None:
+    known_issue = {
+        "doc_id": "KB-KI-050", "title": "Known issue: scheduler skips jobs on DST day",
+        "type": "known_issue", "services": ["Payouts"], "tags": ["dst"],
+        "body": "**Behaviour:** Jobs scheduled in local time do not run when the clocks skip "
+                "an hour in spring.\n\n**Why it matters:** Payout batches are silently "
+                "missed.\n\n**Workaround:**\n- Run the missed batch by hand with the payout CLI."
+                "\n- Schedule every job in UTC.",
+    }  # fmt: skip
+    path = tmp_path / "kb.jsonl"
+    path.write_text(json.dumps(known_issue))
+    knowledge_import_file(path=path, dataset_name="kb-known", activate=True)
+    preview = knowledge_search(query="jobs in local time do not run in spring").hits[0].preview
+    assert "Jobs scheduled in local time" in preview
+    assert preview.endswith("Workaround: Run the missed batch by hand with the payout CLI.")

@@ -44,8 +44,23 @@ FIELD_CUES: dict[str, re.Pattern[str]] = {
     "Occurred At": re.compile(r"\b(?:when|date|what\s+day|what\s+year|start(?:ed)?|began)\b", re.I),
     "Repeat Incident": re.compile(r"\b(?:repeat\w*|recurr\w*|first\s+time|happened\s+before)\b",
                                   re.I),
-    "Impacted Application": re.compile(r"\bwhich\s+(?:service|system|app|product|part)\b", re.I),
+    "Impacted Application": re.compile(
+        r"\bwhich\s+(?:service|system|app|product|part)\b|\baffect\w*|\bimpact\w*|\bhit\b", re.I),
 }  # fmt: skip
+# "Who got hit?", "which customers were affected?", "what was the blast radius?".
+AFFECTED_RE = re.compile(
+    r"\b(?:who|which\s+\w+|what\s+\w+)\s+(?:else\s+)?(?:got|was|were|did|had)\s+"
+    r"(?:hit|affected|impacted|hurt|disrupted)\b|\b(?:affected|impacted)\s+(?:who|which|what)\b|"
+    r"\bblast\s+radius\b|\bwho\s+(?:else\s+)?(?:felt|noticed|suffered)\b",
+    re.IGNORECASE,
+)
+# "When did it start?", "what time did it begin?" (a date alone says less than "from 21:38").
+STARTED_RE = re.compile(
+    r"\bwhen\s+(?:did|was|had)\s+(?:it|this|that|the\s+\w+)\s+(?:start|begin|began|kick\w*|"
+    r"first|happen)|\bwhat\s+time\b|\b(?:start|onset)\s+time\b",
+    re.IGNORECASE,
+)
+_CLOCK_RE = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE)
 _FIELDS = (*FIELD_CUES, "Title", "Category", "Severity")
 # How a body sentence speaks to a field when the record's own field is terse
 # ("Repeat Incident: Yes" says less than "two days after an earlier outage").
@@ -55,6 +70,15 @@ _SAYS: dict[str, re.Pattern[str]] = {
     ),
     "Accountable Party": re.compile(
         r"\b(?:vendor|provider|supplier|contractor|third[- ]party)\b", re.I
+    ),
+    "Impacted Application": re.compile(
+        r"\b(?:affect\w*|disrupt\w*|impact\w*|customers?|users?|clients?|along\s+with)\b", re.I
+    ),
+    "Occurred At": _CLOCK_RE,
+    "Mitigation": re.compile(
+        r"\b(?:fix\w*|restor\w*|recover\w*|revert\w*|roll\w*\s*back|pulled|by\s+hand|manual\w*|"
+        r"workaround|reboot\w*|restart\w*|resolv\w*)\b",
+        re.I,
     ),
 }
 _NEVER = re.compile(r"(?!)")
@@ -163,3 +187,25 @@ def best_body_sentences(question: str, record: Record) -> list[str]:
     best = [c for c in body[:2] if body[0].score - c.score <= SECOND_WITHIN]
     order = [c.text for c in candidates(record)]
     return sorted((c.text for c in best), key=order.index)
+
+
+def sentences_saying(question: str, record: Record, field: str) -> list[str]:
+    """The body sentence (one, or two as close) that speaks to `field`, best for
+    `question` first; none when no sentence does."""
+    says = _SAYS[field]
+    body = [c for c in ranked(question, record) if not c.field and says.search(c.text)]
+    return [c.text for c in body[:2] if body[0].score - c.score <= SECOND_WITHIN]
+
+
+# Where one message asks two things ("when did it start and how long did it last?").
+_ASK_SPLIT_RE = re.compile(
+    r"\?\s+|\s*[;,]?\s+and\s+(?=(?:how|what|when|who|whom|why|which|where|was|were|is|did|"
+    r"does)\b)",
+    re.IGNORECASE,
+)
+
+
+def separate_asks(question: str) -> list[str]:
+    """The questions in a message, each with a few words at least; one when it asks one."""
+    asks = [a.strip() for a in _ASK_SPLIT_RE.split(question.strip()) if len(a.split()) >= 2]
+    return asks or [question]

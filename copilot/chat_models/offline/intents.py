@@ -42,7 +42,7 @@ INTENTS = QUESTION_INTENTS + INTAKE_INTENTS
 REGULARISATION_C = 4.0
 FEATURES_VERSION = "6"  # bump when `features` changes: the cached weights are rebuilt
 # Where a message's last ask begins: a sentence end, a dash, a semicolon or a comma.
-_CLAUSE_END_RE = re.compile(r"(?<=[.!?;,])\s+|\s+[\u2013\u2014-]+\s+|\n+")
+CLAUSE_END_RE = re.compile(r"(?<=[.!?;,])\s+|\s+[\u2013\u2014-]+\s+|\n+")
 _WORD_RE = re.compile(r"\w+")
 
 
@@ -72,7 +72,7 @@ def load_bank(directory: Path = BANK_DIR) -> list[BankRow]:
 def last_sentence(text: str) -> str:
     """The final clause of a message (two words at least): where people put the ask
     ("replica lag is climbing, what now?")."""
-    parts = [p.strip() for p in _CLAUSE_END_RE.split(text.strip()) if p.strip()]
+    parts = [p.strip() for p in CLAUSE_END_RE.split(text.strip()) if p.strip()]
     last = ""
     while parts and len(last.split()) < 2:
         last = f"{parts.pop()} {last}".strip()

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from copilot.chat_models.offline import follow_ups
-from copilot.chat_models.offline.intents import IntentGuess, guess_intent, last_sentence
+from copilot.chat_models.offline.intents import (
+    CLAUSE_END_RE,
+    IntentGuess,
+    guess_intent,
+    last_sentence,
+)
 from copilot.chat_models.offline.routes import (
     DEFAULT_LIMITS,
     LISTING_LIMIT,
@@ -221,9 +226,21 @@ def _decide(
 ) -> tuple[str, str]:
     """The intent to act on, and why, when the model is unsure."""
     (first, p1), (second, p2) = guess.ranked[0], guess.ranked[1]
+    unfit = _listing_without_slot(question, first, catalog, today)
+    if unfit:
+        # Weigh what is left as if the listing had not been offered: the runner-up
+        # alone would skip the evidence a close call between the others deserves.
+        rest = guess.among(tuple(name for name, _ in guess.ranked if name != first))
+        intent, why = _decide(question, rest, catalog, today, probe)
+        reason = f"{first} {p1:.2f} but {unfit}" + (f"; {why}" if why else "")
+        return intent, Evidence(reason) if isinstance(why, Evidence) else reason
     if first != "knowledge" and document_type(question) and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
+    if first == "similar" and _pleads_what_to_do(question):
+        # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
+        # what to do, which documents answer (the past fixes come with them).
+        return "knowledge", f"similar {p1:.2f}, but the last words ask what to do"
     if p1 >= UNSURE_BELOW or p2 < EVIDENCE_FROM:
         return _slots_agree(question, first, guess, catalog, today, sure=p1 >= UNSURE_BELOW)
     considered = f"{first} {p1:.2f} vs {second} {p2:.2f}"
@@ -238,6 +255,21 @@ def _decide(
 
 
 Weighing = tuple[str, str] | None
+
+
+def _listing_without_slot(
+    question: str, intent: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
+) -> str:
+    """Why a listing cannot run ("no application named"), or "" when it can."""
+    if intent == "by_application":
+        mention = qp.find_application_mention(question, catalog)
+        if mention is None:
+            return "no application named"
+        if _names_one_event(question, mention.subject):
+            return f"names one event of {mention.subject}, not a listing"
+    if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
+        return "no time window"
+    return ""
 
 
 def _slots_agree(
@@ -297,6 +329,22 @@ _REQUEST_RE = re.compile(
 )
 
 
+# A closing plea for what to do: the whole of a message's last clause.
+_PLEA_RE = re.compile(
+    r"(?:help|ideas|next|thoughts|advice|suggestions|pointers|tips|what\s+now|now\s+what|"
+    r"next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we)\s+do(?:\s+now)?|"
+    r"what\s+(?:do|should)\s+(?:i|we)\s+check(?:\s+first)?|where\s+do\s+(?:i|we)\s+start|"
+    r"any\s+(?:advice|ideas|pointers|suggestions|tips))"
+    r"(?:\s+(?:pls|please|plz))?[\s?!.]*",
+    re.IGNORECASE,
+)
+
+
+def _pleads_what_to_do(question: str) -> bool:
+    parts = [p.strip() for p in CLAUSE_END_RE.split(question.strip()) if p.strip()]
+    return len(parts) > 1 and bool(_PLEA_RE.fullmatch(parts[-1]))
+
+
 def _is_request(question: str) -> bool:
     last = last_sentence(question)
     return "?" in last or bool(_REQUEST_RE.search(last))
@@ -315,6 +363,30 @@ def _by_application_named(
     if _words_beside(question, mention.subject) > 1:
         return other, f"names {mention.subject} and more"
     return "by_application", f"names {mention.subject}"
+
+
+# One event said in the singular ("outage", "incident", "meltdown"), not "incident history".
+_ONE_EVENT_RE = re.compile(
+    r"\b(?:outage|incident|failure|meltdown|mess|disaster|breakage|event|degradation|crash)\b"
+    r"(?!\s+(?:history|list|log|records?|count|summary|overview|reports?|rate|trends?))",
+    re.IGNORECASE,
+)
+_DEFINITE_RE = re.compile(r"\b(?:the|that|this)\b", re.IGNORECASE)
+_EVERY_RE = re.compile(r"\b(?:every|each|all|any|which)\b", re.IGNORECASE)
+
+
+def _names_one_event(question: str, subject: str) -> bool:
+    """ "The big Roblox outage", "Fastly's global outage": one event of the application,
+    told apart by a determiner or a describing word, which a search finds; "Roblox
+    outages" and "CrowdStrike incident" list the application's incidents."""
+    rest = _normalised(question)
+    for word in subject.split():  # the name's own words ("incident.io") are not the event
+        rest = re.sub(rf"(?<![\w.]){re.escape(word)}(?![\w.])", " ", rest)
+    event = _ONE_EVENT_RE.search(rest)
+    if event is None or _EVERY_RE.search(rest[: event.start()]):
+        return False  # "every CircleCI incident" lists them all
+    before = rest[: event.start()]
+    return bool(_DEFINITE_RE.search(before)) or _words_beside(question, subject) >= 1
 
 
 def _words_beside(question: str, subject: str) -> int:
@@ -438,6 +510,10 @@ def _window_search(question: str, reason: str) -> list[Route]:
 _LISTING_WORDS = qp.MENTION_FILLER | {
     "broke", "breaking", "went", "wrong", "new", "latest", "lately", "anything", "something",
     "stuff", "everything", "summary", "outage", "outages", "events", "any", "kinds",
+    # How anything going wrong is said, whatever it was: not a topic of its own.
+    "fail", "failed", "failing", "fails", "error", "errors", "trouble", "troubles", "fire",
+    "production", "prod", "customer", "customers", "user", "users", "facing", "service",
+    "services", "major", "big", "serious", "bad", "summarise", "summarize", "rundown",
 }  # fmt: skip
 
 

@@ -21,11 +21,20 @@ DEFAULT_LIMITS = {
 LISTING_LIMIT = 25  # "all", "every", "list": people want the whole set
 _LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each|show\s+me|everything)\b", re.IGNORECASE)
 _DOCUMENT_TYPES = (
-    (re.compile(r"\bknown[- ]issues?\b", re.IGNORECASE), "known_issue"),
+    # What people call a documented gotcha: "a known issue", "is this a known thing?".
+    (
+        re.compile(
+            r"\b(?:known|documented)[- ]"
+            r"(?:issues?|problems?|bugs?|things?|gotchas?|limitations?)\b",
+            re.IGNORECASE,
+        ),
+        "known_issue",
+    ),
     (re.compile(r"\b(?:runbooks?|playbooks?)\b", re.IGNORECASE), "runbook"),
     (
         re.compile(
-            r"\b(?:post-?mortems?|(?:incident\s+)?reviews?\s+docs?|incident\s+reviews?)\b",
+            r"\b(?:post-?mortems?|(?:incident\s+)?reviews?\s+docs?|incident\s+reviews?|"
+            r"retros?|retrospectives?)\b",
             re.IGNORECASE,
         ),
         "postmortem",

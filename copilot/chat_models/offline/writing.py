@@ -39,6 +39,9 @@ _DURATION_RE = re.compile(r"\bhow\s+(?:long|much|many)\b|\bduration\b", re.IGNOR
 _NUMBER_RE = re.compile(r"\d")
 _FACETS: list[tuple[str, re.Pattern[str]]] = [
     ("repeat", re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.I)),
+    # Before "accountable": "who got hit?" asks who suffered, not who was at fault.
+    ("affected", extract.AFFECTED_RE),
+    ("started", extract.STARTED_RE),
     ("accountable", re.compile(r"\b(?:accountable|responsible|who|owner|blame\w*)\b", re.I)),
     ("mitigation", re.compile(
         r"\b(?:mitigat\w*|fix\w*|resolv\w*|resolution|remediat\w*|recover\w*|restor\w*|workaround|"
@@ -141,9 +144,10 @@ def _search_answer(question: str, outcomes: list[ToolOutcome], state: Conversati
         return "\n\n".join([*lead, f"I found nothing matching “{question.strip()}”."])
     top, others = records[0], records[1:]
     parts = [*lead, f"The closest match is {_reference(top)}.", "\n".join(_details(top))]
+    parts.append(detail_of_closest(question, top))
     if others:
         parts.append("Other similar incidents:\n" + "\n".join(_bullets(others)))
-    return "\n\n".join(parts)
+    return "\n\n".join(p for p in parts if p)
 
 
 def _none_matched(outcome: ToolOutcome) -> str:
@@ -163,7 +167,9 @@ def _window_listing(question: str, outcomes: list[ToolOutcome]) -> str:
     if not records:
         return f"I found nothing matching “{question.strip()}” in that window."
     count = f"{len(records)} incident{'s' if len(records) != 1 else ''}"
-    return f"{count} in that window, closest match first:\n\n" + "\n".join(_bullets(records))
+    listing = f"{count} in that window, closest match first:\n\n" + "\n".join(_bullets(records))
+    detail = detail_of_closest(question, records[0])
+    return f"{listing}\n\n{detail}" if detail else listing
 
 
 def _list_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
@@ -197,11 +203,41 @@ def _field_answer(question: str, outcomes: list[ToolOutcome], state: Conversatio
     if not records:
         return outcomes[0].text.splitlines()[0]
     record = records[0]
-    facet = next((name for name, pattern in _FACETS if pattern.search(question)), "")
-    if _DURATION_RE.search(question):
-        facet = ""  # "how long till it recovered?" asks for a figure, not the fix
-    lead = _FACT_WRITERS.get(facet, _extracted)(question, record)
-    return f"{lead}\n\nFrom {_reference(record)}:\n" + "\n".join(_details(record, skip=facet))
+    asks = extract.separate_asks(question)
+    facets = [_facet(ask) for ask in asks]
+    leads = [
+        _FACT_WRITERS.get(f, _extracted)(ask, record) for ask, f in zip(asks, facets, strict=True)
+    ]
+    skip = facets[0] if len(facets) == 1 else ""
+    return f"{_unique_lines(leads)}\n\nFrom {_reference(record)}:\n" + "\n".join(
+        _details(record, skip=skip)
+    )
+
+
+def _facet(ask: str) -> str:
+    """Which recorded fact one ask wants ("" for any: the record's sentences decide)."""
+    if _DURATION_RE.search(ask):
+        return ""  # "how long till it recovered?" asks for a figure, not the fix
+    return next((name for name, pattern in _FACETS if pattern.search(ask)), "")
+
+
+def _unique_lines(leads: list[str]) -> str:
+    """Answers to several asks, without quoting one sentence twice."""
+    seen: list[str] = []
+    for line in "\n".join(leads).splitlines():
+        if line not in seen:
+            seen.append(line)
+    return "\n".join(seen)
+
+
+def detail_of_closest(question: str, record: Record) -> str:
+    """A search that also asks a detail ("the R2 outage in March, who got hit?"): the
+    closest match's answer to it, or "" when the question asks no detail."""
+    ask = extract.separate_asks(question)[-1]
+    facet = _facet(ask)
+    if facet not in _FACT_WRITERS or facet in {"root_cause", "mitigation"}:
+        return ""  # cause and fix are shown for the closest match anyway
+    return f"About **{record.id}**:\n{_FACT_WRITERS[facet](ask, record)}"
 
 
 def _extracted(question: str, record: Record) -> str:
@@ -219,7 +255,9 @@ def _mitigation(question: str, record: Record) -> str:
     mitigation = record.get("Mitigation")
     if not mitigation or mitigation == "not recorded":
         return "The record does not say how it was mitigated.\n" + _extracted(question, record)
-    return f"> Mitigation: {mitigation}"
+    # The field is a summary; the account often says how in practice ("by hand, in safe mode").
+    sentences = extract.sentences_saying(question, record, "Mitigation")
+    return "\n".join([f"> Mitigation: {mitigation}", *(f"> {s}" for s in sentences[:1])])
 
 
 def _root_cause(question: str, record: Record) -> str:
@@ -249,6 +287,22 @@ def _with_evidence(lead: str, question: str, record: Record) -> str:
     return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
 
 
+def _affected(question: str, record: Record) -> str:
+    """Who suffered: the impacted services as recorded, and the sentence that says more."""
+    impacted = record.get("Impacted Application")
+    lead = f"Impacted: {impacted}." if impacted else "The record names no impacted service."
+    sentences = extract.sentences_saying(question, record, "Impacted Application")
+    return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
+
+
+def _started(question: str, record: Record) -> str:
+    """When it began: the record's date, and the sentence that gives the time of day."""
+    when = record.get("Occurred At")
+    lead = f"Recorded date: {when}." if when else "The record gives no date."
+    sentences = extract.sentences_saying(question, record, "Occurred At")
+    return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
+
+
 def _from_body(question: str, record: Record) -> str:
     return _best_sentence(question, record) or "The record does not say."
 
@@ -258,6 +312,8 @@ _FACT_WRITERS: dict[str, Callable[[str, Record], str]] = {
     "root_cause": _root_cause,
     "accountable": _accountable,
     "repeat": _repeat,
+    "affected": _affected,
+    "started": _started,
 }
 
 

@@ -13,7 +13,7 @@ from pytest_django.fixtures import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from copilot.models import Conversation, Message, Ticket, TicketComment
+from copilot.models import AgentRun, Conversation, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from incidents.models import Incident
 from tests.copilot.intake.conftest import error_dialog_png
@@ -193,3 +193,16 @@ def test_only_a_report_creates_an_incident(as_alice: APIClient) -> None:
     assert response.status_code == 200, response.content
     assert response.json()["kind"] == "new_incident"
     assert Incident.objects.count() == before + 1
+
+
+@pytest.mark.parametrize("text", [REPORT, "hello"])
+def test_a_report_or_a_greeting_answered_at_once_leaves_its_run_done(
+    as_alice: APIClient, text: str
+) -> None:
+    # The answer is read to the end: a reply closed after its `done` event used
+    # to record its run as cancelled by a client that stopped listening.
+    response = as_alice.post(URL, {"text": text}, format="multipart")
+    assert response.status_code == 200, response.content
+    run = AgentRun.objects.get(conversation_id=response.json()["conversation_id"])
+    assert (run.status, run.error) == (AgentRun.Status.DONE, "")
+    assert run.first_event_ms is not None

@@ -10,7 +10,7 @@ from copilot.intake.services import intake_reply
 from copilot.models import AgentRun, Conversation, Decision, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from incidents.models import Incident
-from incidents.selectors import search_similar_incidents
+from incidents.selectors import incident_search_similar
 from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
@@ -130,7 +130,7 @@ def test_a_reported_incident_is_found_by_later_searches(alice: User) -> None:
     data = intake_data(
         say(conversation, alice, "Refund webhooks to merchants are failing with 500 since 09:30")
     )
-    found = search_similar_incidents("refund webhooks failing with 500", 5).hits
+    found = incident_search_similar(query="refund webhooks failing with 500", limit=5).hits
     assert data["incident"]["incident_id"] in [hit.incident.incident_id for hit in found]
 
 
@@ -184,3 +184,22 @@ def test_a_second_report_replaces_the_current_incident_and_its_proposal(alice: U
     filed = intake_data(say(conversation, alice, "yes, file it"))
     assert filed["ticket"]["key"] != Ticket.objects.order_by("pk").first().key
     assert Ticket.objects.order_by("pk").last().title == "Refund Webhooks 500 errors"
+
+
+def _stored_report(incident_id: str) -> Incident:
+    return Incident.objects.get(incident_id=incident_id, version__status="active")
+
+
+def test_a_report_filed_at_once_is_stored_with_its_ticket_key(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    data = intake_data(say(conversation, alice, f"{REPORT}, please file a ticket"))
+    stored = _stored_report(data["incident"]["incident_id"])
+    assert stored.extra["ticket_key"] == data["ticket"]["key"] == Ticket.objects.get().key
+
+
+def test_a_ticket_filed_on_confirmation_is_written_on_the_stored_report(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    incident_id = intake_data(say(conversation, alice, REPORT))["incident"]["incident_id"]
+    assert _stored_report(incident_id).extra["ticket_key"] == ""  # proposed, not filed
+    filed = intake_data(say(conversation, alice, "yes, file it"))["ticket"]
+    assert _stored_report(incident_id).extra["ticket_key"] == filed["key"]
