@@ -94,20 +94,40 @@ class Citation:
     kind: str  # incident | document
     title: str = ""  # from the turn's tool results: the sources panel's hover card
     snippet: str = ""
+    reported: bool = False  # a chat report staff have not reviewed: the chip says so
 
 
 SNIPPET_CHARS = 220
 
 
+def reported_ids(tools: list[Message]) -> set[str]:
+    """Incidents the turn's tools returned as reported, not reviewed (from their data)."""
+    found = set()
+    for message in tools:
+        data = message.data or {}
+        rows = [*data.get("results", []), data.get("incident") or {}]
+        found |= {
+            str(row.get("incident_id"))
+            for row in rows
+            if isinstance(row, dict) and row.get("review_status") == "reported"
+        }
+    return found
+
+
 def citations(answer: Message, tools: list[Message] | None = None) -> list[Citation]:
     """The answer's verified citations, each with the title and a snippet of the record
-    as the turn's tools returned it (no query: the tool messages are loaded already)."""
+    as the turn's tools returned it, and whether it is an unreviewed report (no
+    query: the tool messages are loaded already)."""
     seen = cited_records(tools or [])
+    reported = reported_ids(tools or [])
     found = []
     for cited in answer.citations or []:
         title, snippet = seen.get(cited.upper(), ("", ""))
         if INCIDENT_ID_RE.match(cited):
-            found.append(Citation(cited, incident_url(cited), "incident", title, snippet))
+            is_reported = cited in reported
+            found.append(
+                Citation(cited, incident_url(cited), "incident", title, snippet, is_reported)
+            )
         else:
             found.append(Citation(cited, document_url(cited), "document", title, snippet))
     return found

@@ -22,7 +22,7 @@ from copilot.chat_models.offline import OfflineChatModel
 from copilot.chat_models.offline.router import Route, understand
 from copilot.chat_models.offline.state import ConversationState
 from copilot.events import Collected, events_collect
-from copilot.models import Conversation, GoldenExample
+from copilot.models import Conversation, GoldenExample, Ticket
 from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
 from copilot.services import conversation_create
@@ -37,6 +37,8 @@ from knowledge.services import KNOWLEDGE_SPEC
 
 EVAL_INCIDENTS = "evaluation-incidents"
 EVAL_KNOWLEDGE = "evaluation-knowledge"
+# A report-like turn is stored here (never activated), not in the live "reported" dataset.
+EVAL_REPORTED = "evaluation-reported"
 SET_LIMIT = 100  # by-application and recent questions are scored on the whole set
 RANK_DEPTH = 10
 
@@ -375,7 +377,9 @@ def _evaluation_user() -> User:
 
 
 def conversation_cleanup() -> None:
-    """Evaluation conversations are throwaway: nothing is left behind."""
+    """Evaluation conversations are throwaway: nothing is left behind (tickets a
+    report-like turn filed would outlive them: their foreign key is SET_NULL)."""
+    Ticket.objects.filter(created_by__username=EVAL_USERNAME).delete()
     Conversation.objects.filter(owner__username=EVAL_USERNAME).delete()
 
 
@@ -388,7 +392,7 @@ def run_conversation(
     model = OfflineChatModel(
         today=today, incident_version=corpus.incidents, knowledge_version=corpus.knowledge
     )
-    context = ToolContext(today, corpus.incidents, corpus.knowledge)
+    context = ToolContext(today, corpus.incidents, corpus.knowledge, EVAL_REPORTED)
     turns = [
         _run_turn(conversation, user, text, expected, model, context)
         for text, expected in zip(
@@ -506,7 +510,11 @@ def golden_replay(example: GoldenExample) -> GoldenResult:
     conversation = conversation_create(owner=user)
     collected = events_collect(
         conversation_reply(
-            conversation=conversation, user=user, text=example.question, model=OfflineChatModel()
+            conversation=conversation,
+            user=user,
+            text=example.question,
+            model=OfflineChatModel(),
+            context=ToolContext(reported_dataset=EVAL_REPORTED),
         )
     )
     answer = collected.done.content if collected.done else ""

@@ -278,6 +278,10 @@ class Ticket(models.Model):
         related_name="tickets",
     )
     idempotency_key = models.CharField(max_length=200)
+    # The message that reported the incident: where its screenshot, if any, hangs.
+    report_message = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -298,6 +302,27 @@ class Ticket(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.title}"
+
+
+class ReportScreenshot(models.Model):
+    """The screenshot attached to a report, kept so its ticket can show it.
+
+    Stored under MEDIA_ROOT, which is never served as is: only the ticket's
+    screenshot view hands it out, to the reporter or staff.
+    """
+
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="screenshot")
+    image = models.FileField(upload_to="screenshots/%Y/%m/")
+    content_type = models.CharField(max_length=50)  # checked from the content, never the name
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Screenshot of message {self.message_id}"
 
 
 class TicketComment(models.Model):

@@ -65,7 +65,11 @@ def conversation_reply(
     # without tools; reports (a screenshot is one) and their follow-ups run intake.
     if intake_services.turn_kind(conversation, question, image is not None) in INTAKE_KINDS:
         return intake_services.intake_reply(
-            conversation=conversation, user=user, text=question, image=image
+            conversation=conversation,
+            user=user,
+            text=question,
+            image=image,
+            reported_dataset=context.reported_dataset if context else "",
         )
     return agent.reply(conversation=conversation, text=question, model=model, context=context)
 

@@ -48,6 +48,10 @@ class ToolContext:
     now: dt.date | None = None
     incident_version: DatasetVersion | None = None
     knowledge_version: DatasetVersion | None = None
+    # Where intake stores reports: "" is the live "reported" dataset; the
+    # evaluation names its own, never activated, so a report-like turn of a
+    # multi-turn question leaves nothing in live search.
+    reported_dataset: str = ""
 
 
 @dataclass(frozen=True)

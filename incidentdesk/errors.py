@@ -41,3 +41,10 @@ class UnavailableError(IncidentDeskError):
 
 class StaffOnlyError(PermissionDenied):
     """Only staff may do this (curation: validating documents, reviewing reports)."""
+
+
+def page_status(exc: IncidentDeskError) -> int:
+    """The HTTP status a server-rendered page answers with when a service refuses:
+    the caller's input is a 4xx (as in the API's handler), never a 200 or a redirect."""
+    statuses = [(NotFoundError, 404), (ConflictError, 409), (RateLimitedError, 429)]
+    return next((code for kind, code in statuses if isinstance(exc, kind)), 400)

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from incidentdesk.errors import IncidentDeskError
+from incidentdesk.errors import IncidentDeskError, NotFoundError
 from incidents import dataset_selectors, services
 from incidents.importers import FORMATS
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
@@ -39,6 +39,26 @@ def confirmation(
     }
     template = "admin/incidents/version_change_confirmation.html"
     return TemplateResponse(request, template, context)
+
+
+class DatasetOfKindFilter(admin.SimpleListFilter):
+    """The dataset filter, listing only datasets of this admin's kind (not all of them)."""
+
+    title = "dataset"
+    parameter_name = "dataset"
+    kind = Dataset.Kind.INCIDENTS
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
+        datasets = dataset_selectors.dataset_list().filter(kind=self.kind)
+        return [(dataset.pk, dataset.name) for dataset in datasets]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value() or ""
+        return queryset.filter(version__dataset_id=int(value)) if value.isdigit() else queryset
+
+
+class IncidentDatasetFilter(DatasetOfKindFilter):
+    kind = Dataset.Kind.INCIDENTS
 
 
 @admin.register(Dataset)
@@ -129,6 +149,20 @@ class ImportJobForm(forms.ModelForm[ImportJob]):
         fields = ["file", "file_format", "activate_when_done"]
 
 
+IMPORT_REFRESH_SECONDS = 2
+RUNNING_JOB_STATUSES = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
+
+
+def _progress_context(job: ImportJob) -> dict[str, Any]:
+    """What the job page's progress bar needs; a queued or running job refreshes the page."""
+    percent = round(100 * job.rows_done / job.rows_total) if job.rows_total else 0
+    return {
+        "job_running": job.status in RUNNING_JOB_STATUSES,
+        "percent": min(percent, 100),
+        "refresh_seconds": IMPORT_REFRESH_SECONDS,
+    }
+
+
 @admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
     list_display = [
@@ -141,6 +175,29 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
         "updated", "unchanged", "message", "errors", "attempts", "created_by", "created_at",
         "finished_at",
     ]  # fmt: skip
+
+    change_form_template = "admin/incidents/importjob/change_form.html"
+
+    def has_change_permission(self, request: HttpRequest, obj: ImportJob | None = None) -> bool:
+        """A job, once queued, is a record: its page shows progress, never a form to edit
+        (a finished job offered "Change file" and Save, which did nothing useful)."""
+        return obj is None and super().has_change_permission(request, obj)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        context = dict(extra_context or {})
+        try:
+            job = dataset_selectors.import_job_get(job_id=int(object_id))
+        except (ValueError, NotFoundError):
+            job = None  # the admin answers an unknown id itself
+        if job is not None:
+            context.update(_progress_context(job))
+        return super().change_view(request, object_id, form_url, context)
 
     def get_form(
         self,
@@ -180,14 +237,40 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
 @admin.register(Incident)
 class IncidentAdmin(admin.ModelAdmin[Incident]):
     list_display = [
-        "incident_id", "title", "impacted_application", "occurred_at", "severity", "version",
+        "incident_id", "title", "impacted_application", "occurred_at", "severity",
+        "review_status", "version",
     ]  # fmt: skip
     list_filter = [
-        "version__status", "version__dataset", "impacted_application", "category", "severity",
-        "repeat_incident",
+        "review_status", "version__status", IncidentDatasetFilter, "impacted_application",
+        "category", "severity", "repeat_incident",
     ]  # fmt: skip
     list_select_related = ["version__dataset"]
     search_fields = ["incident_id", "title", "impacted_application", "root_cause"]
     date_hierarchy = "occurred_at"
     raw_id_fields = ["version"]
-    readonly_fields = ["content_hash", "created_at", "updated_at"]
+    readonly_fields = ["content_hash", "review_status", "created_at", "updated_at"]
+    actions = ["accept_reports", "discard_reports"]
+
+    @admin.action(description="Accept the selected reports (reported → reviewed)")
+    def accept_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
+        self._review(request, queryset, services.incident_review_accept, "accepted")
+
+    @admin.action(description="Discard the selected reports (deletes them)")
+    def discard_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
+        self._review(request, queryset, services.incident_review_discard, "discarded")
+
+    def _review(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Incident],
+        service: Callable[..., Any],
+        outcome: str,
+    ) -> None:
+        """A review service per selected incident; one already reviewed is an error line."""
+        for incident in queryset.select_related("version__dataset"):
+            try:
+                service(incident=incident)
+            except IncidentDeskError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{incident.incident_id} {outcome}")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, F, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Lower, Trim
 
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
@@ -116,10 +117,13 @@ class VersionDiff:
     active_rows: int
     added: int
     removed: int
-    changed: int
+    changed: int  # the same record (same title), its content edited
     added_ids: list[str]
     removed_ids: list[str]
     changed_ids: list[str]
+    # An id now naming a different record (another title): not an edit of the old one.
+    replaced: int = 0
+    replaced_ids: list[str] = field(default_factory=list)
 
     @property
     def is_noop(self) -> bool:
@@ -127,7 +131,13 @@ class VersionDiff:
 
 
 def dataset_version_diff(*, version: DatasetVersion) -> VersionDiff:
-    """Rows added, removed and changed (by content hash) versus the active version."""
+    """Rows added, removed, changed (by content hash) and replaced versus the active version.
+
+    A changed row whose title differs and whose application or date (a
+    document: its type) differs too is counted as replaced: a different record
+    reusing the id (exports renumber), which "changed" would hide. A new title
+    alone is an edit.
+    """
     active = (
         version.dataset.versions.filter(status=DatasetVersion.Status.ACTIVE)
         .exclude(pk=version.pk)
@@ -141,15 +151,28 @@ def dataset_version_diff(*, version: DatasetVersion) -> VersionDiff:
     current = getattr(active, related).all() if active else target.none()
     added = target.exclude(**{f"{key}__in": current.values(key)}).order_by(key)
     removed = current.exclude(**{f"{key}__in": target.values(key)}).order_by(key)
-    old_hash = Subquery(current.filter(**{key: OuterRef(key)}).values("content_hash")[:1])
-    changed = (
-        target.annotate(old_hash=old_hash)
+    old = current.filter(**{key: OuterRef(key)})
+    places = ["type"] if is_knowledge else ["impacted_application", "occurred_at"]
+    differing = (
+        target.annotate(
+            old_hash=Subquery(old.values("content_hash")[:1]),
+            old_title=Lower(Trim(Subquery(old.values("title")[:1]))),
+            **{f"old_{name}": Subquery(old.values(name)[:1]) for name in places},
+        )
         .filter(old_hash__isnull=False)
         .exclude(old_hash=F("content_hash"))
         .order_by(key)
     )
+    same_place = Q(*[Q(**{f"old_{name}": F(name)}) for name in places])
+    replaced = differing.exclude(old_title=Lower(Trim("title"))).exclude(same_place)
+    changed = differing.exclude(pk__in=replaced.values("pk"))
+
+    def ids(rows: QuerySet[Any]) -> list[str]:
+        return list(rows.values_list(key, flat=True)[:DIFF_SAMPLE])
+
     return VersionDiff(
-        version, active, target.count(), current.count(),
-        added.count(), removed.count(), changed.count(),
-        *[list(q.values_list(key, flat=True)[:DIFF_SAMPLE]) for q in (added, removed, changed)],
+        version=version, active=active, rows=target.count(), active_rows=current.count(),
+        added=added.count(), removed=removed.count(), changed=changed.count(),
+        added_ids=ids(added), removed_ids=ids(removed), changed_ids=ids(changed),
+        replaced=replaced.count(), replaced_ids=ids(replaced),
     )  # fmt: skip

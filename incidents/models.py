@@ -160,6 +160,12 @@ class Incident(models.Model):
     round-trips without loss.
     """
 
+    class ReviewStatus(models.TextChoices):
+        # Imported rows come from a curated export: reviewed by definition.
+        REVIEWED = "reviewed", "Reviewed"
+        # Written by chat intake: searchable at once, but nobody has checked it yet.
+        REPORTED = "reported", "Reported, not reviewed"
+
     version = models.ForeignKey(DatasetVersion, on_delete=models.CASCADE, related_name="incidents")
     incident_id = models.CharField(max_length=64)
     title = models.CharField(max_length=500)
@@ -179,6 +185,9 @@ class Incident(models.Model):
     extra = models.JSONField(default=dict, blank=True)
     # sha256 of the imported fields: an unchanged row is skipped, not re-embedded.
     content_hash = models.CharField(max_length=64, blank=True)
+    review_status = models.CharField(
+        max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.REVIEWED
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -203,10 +212,21 @@ class Incident(models.Model):
                 condition=Q(repeat_incident=True),
                 name="incidents_incident_repeat_idx",
             ),
+            # incident_list_for_review: the few reports waiting for staff.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(review_status="reported"),
+                name="incidents_incident_review_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.title}"
+
+    @property
+    def is_reported(self) -> bool:
+        """A chat report nobody has accepted yet: pages badge it, search ranks it lower."""
+        return self.review_status == self.ReviewStatus.REPORTED
 
 
 class EmbeddedChunk(models.Model):

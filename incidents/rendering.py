@@ -22,12 +22,14 @@ class IncidentLike(Protocol):
     category: str
     source_url: str
     body: str
+    review_status: str
 
     @property
     def occurred_at(self) -> Any: ...
 
 
 BODY_HEADING = "Details and Actions Taken and Steps and Fixes:"
+REPORTED_BADGE = "reported, not reviewed"  # the words pages, chat and the model all show
 
 
 def incident_text(incident: IncidentLike, *, brief: bool = False) -> str:
@@ -48,6 +50,7 @@ def incident_text(incident: IncidentLike, *, brief: bool = False) -> str:
         ("Mitigation", incident.mitigation or "not recorded"),
         ("Accountable Party", incident.accountable_party),
         ("Source", incident.source_url),
+        ("Review", REPORTED_BADGE if incident.review_status == "reported" else ""),
     ]
     lines = [f"{name}: {value}" for name, value in fields if value]
     if not brief:
@@ -70,6 +73,7 @@ def incident_data(incident: IncidentLike, **extra: Any) -> dict[str, Any]:
         "mitigation": incident.mitigation,
         "accountable_party": incident.accountable_party,
         "source_url": incident.source_url,
+        "review_status": incident.review_status,
         **extra,
     }
 

@@ -473,6 +473,7 @@ def _rank_incidents(
         exact=small,
         vector=vector,
         term_versions=scope_version_ids(version),
+        reports_last=True,
     )
     _attach_versions([r.parent for r in ranked], version)
     return [IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked]
@@ -608,6 +609,23 @@ def incident_list(*, filters: IncidentListFilters) -> list[IncidentHit] | QueryS
     return incidents.select_related("version__dataset").order_by(
         F("occurred_at").desc(nulls_last=True), "incident_id"
     )
+
+
+def incident_list_for_review() -> QuerySet[Incident]:
+    """Chat reports waiting for staff, oldest first (uses incidents_incident_review_idx)."""
+    return (
+        Incident.objects.filter(review_status=Incident.ReviewStatus.REPORTED)
+        .select_related("version__dataset")
+        .order_by("created_at", "pk")
+    )
+
+
+def incident_get_for_review(*, pk: int) -> Incident:
+    """One report waiting for review; NotFoundError once accepted, merged or discarded."""
+    incident = incident_list_for_review().filter(pk=pk).first()
+    if incident is None:
+        raise NotFoundError(f"No report {pk} is waiting for review.")
+    return incident
 
 
 def incident_versions() -> QuerySet[DatasetVersion]:

@@ -415,3 +415,65 @@ def _incident_write(version: DatasetVersion, data: dict[str, Any]) -> Incident:
     return Incident.objects.select_related("version__dataset").get(
         version=version, incident_id=parsed.key
     )
+
+
+# --- review of chat reports ---------------------------------------------------------
+
+
+def incident_mark_reported(*, version: DatasetVersion, incident_id: str) -> None:
+    """A chat report stays `reported` (badged, ranked lower) until staff review it."""
+    Incident.objects.filter(version=version, incident_id=incident_id).update(
+        review_status=Incident.ReviewStatus.REPORTED
+    )
+
+
+def _check_reported(incident: Incident) -> None:
+    if not incident.is_reported:
+        raise ConflictError(f"{incident.incident_id} was already reviewed.")
+
+
+@transaction.atomic
+def incident_review_accept(
+    *, incident: Incident, changes: dict[str, Any] | None = None
+) -> Incident:
+    """Accept a report as an incident, with the reviewer's edits (re-embedded if any)."""
+    _check_reported(incident)
+    if changes:
+        incident = incident_update(incident=incident, changes=changes)
+    incident.review_status = Incident.ReviewStatus.REVIEWED
+    incident.save(update_fields=["review_status", "updated_at"])
+    return incident
+
+
+@transaction.atomic
+def incident_review_merge(*, incident: Incident, into: Incident) -> Incident:
+    """Fold a report into the existing incident it duplicates, then drop the report.
+
+    The target keeps the report's id, title, reporter and conversation under
+    `merged_reports` (an extra column), so the link back is not lost.
+    """
+    _check_reported(incident)
+    if into.pk == incident.pk or into.is_reported:
+        raise ValidationError(
+            "Merge a report into a reviewed incident, not into itself or another report.",
+            {"into": "not a reviewed incident"},
+        )
+    merged = {
+        "incident_id": incident.incident_id,
+        "title": incident.title,
+        "reported_by": incident.extra.get("reported_by", ""),
+        "conversation_id": incident.extra.get("conversation_id"),
+    }
+    previous = into.extra.get("merged_reports", [])
+    into = incident_update(incident=into, changes={"merged_reports": [*previous, merged]})
+    incident_review_discard(incident=incident)
+    return into
+
+
+@transaction.atomic
+def incident_review_discard(*, incident: Incident) -> None:
+    """Delete a report that is not an incident (a test, a mistake, a duplicate)."""
+    _check_reported(incident)
+    version = incident.version
+    incident.delete()
+    dataset_version_refresh_counts(version=version)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
 
-from incidentdesk.errors import NotFoundError
-from incidents import dataset_selectors, ranking, selectors
-from incidents.models import Dataset, DatasetVersion
+from incidentdesk.errors import IncidentDeskError, NotFoundError, StaffOnlyError, page_status
+from incidents import dataset_selectors, ranking, selectors, services
+from incidents.models import Dataset, DatasetVersion, Incident
 
 MAX_QUERY_LENGTH = 500
 PAGE_SIZE = 20
@@ -107,3 +109,61 @@ def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
         "from_results": bool(request.GET.get("results")),
     }
     return render(request, "incidents/detail.html", context)
+
+
+# --- review of chat reports (staff) ---------------------------------------------------
+
+REVIEW_EDITABLE = ("title", "impacted_application", "severity")
+
+
+def _require_staff(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise StaffOnlyError("Only staff review reported incidents.")
+
+
+def incident_review_list(request: HttpRequest, status: int = 200) -> HttpResponse:
+    """Chat reports waiting for a person: accept (with edits), merge or discard each."""
+    _require_staff(request)
+    context = {"reports": selectors.incident_list_for_review()[:200]}
+    return render(request, "incidents/review.html", context, status=status)
+
+
+@require_POST
+def incident_review_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """accept | merge (into=<incident id>) | discard; errors come back as a message."""
+    _require_staff(request)
+    try:
+        report = selectors.incident_get_for_review(pk=pk)
+    except NotFoundError as exc:
+        raise Http404(exc.message) from None
+    action = request.POST.get("action", "")
+    if action not in {"accept", "merge", "discard"}:
+        return HttpResponse("Unknown action.", status=400, content_type="text/plain")
+    try:
+        done = _review(request, action, report)
+    except IncidentDeskError as exc:
+        # The list again, with the reason, as a 4xx: nothing was changed.
+        messages.error(request, f"{report.incident_id}: {exc.message}")
+        return incident_review_list(request, status=page_status(exc))
+    messages.success(request, done)
+    return redirect("incident-review")
+
+
+def _review(request: HttpRequest, action: str, report: Incident) -> str:
+    """One review service call; the message that says what happened."""
+    if action == "accept":
+        changes = {
+            name: request.POST[name].strip()
+            for name in REVIEW_EDITABLE
+            if name in request.POST and request.POST[name].strip() != getattr(report, name)
+        }
+        accepted = services.incident_review_accept(incident=report, changes=changes)
+        return f"{accepted.incident_id} accepted: {accepted.title}"
+    if action == "discard":
+        services.incident_review_discard(incident=report)
+        return f"{report.incident_id} discarded"
+    target = selectors.incident_get_by_searched_id(request.POST.get("into", ""))
+    if target is None:
+        raise NotFoundError("No active incident has that id.")
+    services.incident_review_merge(incident=report, into=target)
+    return f"{report.incident_id} merged into {target.incident_id}"

@@ -9,6 +9,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from incidents.admin import DatasetOfKindFilter
+from incidents.models import Dataset
 from knowledge.models import KnowledgeDocument
 from knowledge.selectors import knowledge_document_annotate_stale, knowledge_stale_q
 from knowledge.services import knowledge_document_update
@@ -30,12 +32,16 @@ class StaleFilter(admin.SimpleListFilter):
         return queryset
 
 
+class KnowledgeDatasetFilter(DatasetOfKindFilter):
+    kind = Dataset.Kind.KNOWLEDGE
+
+
 @admin.register(KnowledgeDocument)
 class KnowledgeDocumentAdmin(admin.ModelAdmin[KnowledgeDocument]):
     list_display = [
         "doc_id", "title", "type", "version", "last_validated_at", "stale", "updated_at",
     ]  # fmt: skip
-    list_filter = [StaleFilter, "type", "version__status", "version__dataset"]
+    list_filter = [StaleFilter, "type", "version__status", KnowledgeDatasetFilter]
     list_select_related = ["version__dataset"]
     search_fields = ["doc_id", "title", "body"]
     raw_id_fields = ["version"]

@@ -68,8 +68,11 @@ class IntakeRun(AnswerRun):
         user: AbstractBaseUser,
         screenshot: media.Screenshot | None,
         voice: media.VoiceNote | None,
+        *,
+        reported_dataset: str = "",
     ) -> None:
         super().__init__(conversation)
+        self.reported_dataset = reported_dataset
         self.user = user
         self.screenshot = screenshot
         self.voice = voice
@@ -88,7 +91,9 @@ class IntakeRun(AnswerRun):
         return {"data": {"intake": attachments}}
 
     def answer(self, text: str, question: Message) -> Iterator[Event]:
-        """1. plan; 2. run the steps; 3. store the answer."""
+        """0. keep the screenshot; 1. plan; 2. run the steps; 3. store the answer."""
+        if self.screenshot is not None:  # with the report's message: its ticket shows it
+            intake_services.report_screenshot_store(message=question, screenshot=self.screenshot)
         state = intake_state(self.conversation)
         plan = planner.plan_turn(text=text, has_image=self.screenshot is not None, state=state)
         if _is_new_report(plan):
@@ -101,6 +106,7 @@ class IntakeRun(AnswerRun):
             plan=plan,
             state=state,
             screenshot=self.screenshot,
+            reported_dataset=self.reported_dataset,
             voice=self.voice,
         )
         call_id = f"intake-{self.run.pk}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django.urls import reverse
+
 from copilot.intake.state import TurnKind
 from copilot.tickets.services import ticket_url
 
@@ -74,6 +76,8 @@ def ticket_info(ctx: IntakeContext) -> dict[str, Any] | None:
     return {
         "key": ctx.ticket.key,
         "url": ticket_url(ctx.ticket),
+        # Our page (status actions, screenshot, the way back here) even when Jira holds it.
+        "page_url": reverse("ticket-detail", kwargs={"key": ctx.ticket.key}),
         "status": ctx.ticket.status,
         "tracker": ctx.ticket.tracker,
     }

@@ -341,6 +341,36 @@ def title_for(text: str, fallback: str = "") -> str:
     return title[: MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
+# The symptom a short title names, first match wins: (pattern, words).
+_SYMPTOMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_any(r"\b(?:is|are|went|goes|was)\s+down\b", r"\boutage\b", r"\bunavailable\b"), "outage"),
+    (_any(r"\btim(?:e|ed|ing)[\s-]?outs?\b", r"\btiming out\b"), "timeouts"),
+    (_any(r"\bslow\b", r"\blatency\b"), "latency"),
+    (_any(r"\bdeclin"), "declines"),
+    (_any(r"\bdouble[\s-]charg"), "double charges"),
+    (_any(r"\bfail(?:s|ing|ed|ures?)?\b"), "failures"),
+    (_any(r"\bbroken\b", r"\bbroke\b"), "broken"),
+    (_any(r"\berrors?\b", r"\bexceptions?\b"), "errors"),
+)
+MAX_SHORT_TITLE_WORDS = 4
+
+
+def short_title(*, subject: str, text: str, codes: Sequence[str]) -> str:
+    """2-4 words naming what fails and how ("Checkout Gateway 502 errors"), not the
+    report's raw sentence: `subject` is the service (or the report's key words),
+    the symptom its first error code, else the first symptom word found; "" when
+    there is neither a subject nor a symptom.
+    """
+    http = next((code.removeprefix("HTTP ") for code in codes if code.startswith("HTTP ")), "")
+    symptom = f"{http} errors" if http else ""
+    symptom = symptom or next((words for rule, words in _SYMPTOMS if rule.search(text)), "")
+    subject_words = subject.split()[: MAX_SHORT_TITLE_WORDS - len(symptom.split())]
+    if not subject_words:
+        return symptom.capitalize() if len(symptom.split()) > 1 else ""
+    title = " ".join([*subject_words, *symptom.split()])
+    return title[:1].upper() + title[1:] if len(title.split()) > 1 else ""
+
+
 def components_for(text: str) -> list[str]:
     return [name for name, pattern in COMPONENTS if pattern.search(text)]
 

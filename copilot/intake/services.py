@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,14 +19,21 @@ from copilot.events import Event
 from copilot.intake import media, planner, rules
 from copilot.intake.selectors import intake_state
 from copilot.intake.state import IntakeState, TurnKind
-from copilot.models import Conversation, Decision, Ticket, TicketComment
+from copilot.models import (
+    Conversation,
+    Decision,
+    Message,
+    ReportScreenshot,
+    Ticket,
+    TicketComment,
+)
 from copilot.selectors import agent_run_is_active
 from copilot.services import RUN_STALE_AFTER
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents.importers import SourceRow
 from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, Incident
-from incidents.services import dataset_import_rows
+from incidents.services import dataset_import_rows, incident_mark_reported
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -53,12 +61,14 @@ def intake_reply(
     image: bytes | None = None,
     audio: bytes | None = None,
     audio_name: str = "",
+    reported_dataset: str = "",
 ) -> Iterator[Event]:
     """Run the intake plan for this turn, yielding a status per step, then the
     `incident_intake` tool result and the stored answer (DoneEvent).
 
     Uploads are validated before anything is stored, so a bad file is a
-    clear error (ValidationError) and leaves no trace.
+    clear error (ValidationError) and leaves no trace. `reported_dataset`: see
+    `ToolContext.reported_dataset` (the evaluation's sandbox).
     """
     from copilot.intake.executor import IntakeRun  # a real cycle: the run calls these writes
 
@@ -69,7 +79,8 @@ def intake_reply(
     screenshot = media.screenshot_validate(data=image) if image is not None else None
     voice = media.voice_note_validate(data=audio, name=audio_name) if audio is not None else None
     _check_text(text, has_attachment=screenshot is not None or voice is not None)
-    return IntakeRun(conversation, user, screenshot, voice).events(text)
+    run = IntakeRun(conversation, user, screenshot, voice, reported_dataset=reported_dataset)
+    return run.events(text)
 
 
 def _check_text(text: str, *, has_attachment: bool) -> None:
@@ -93,6 +104,23 @@ def conversation_intake_state_set(*, conversation: Conversation, state: IntakeSt
         locked.state = {**(locked.state or {}), "intake": state}
         locked.save(update_fields=["state", "updated_at"])
     conversation.state = locked.state
+
+
+# --- the screenshot -------------------------------------------------------------------
+
+
+def report_screenshot_store(*, message: Message, screenshot: media.Screenshot) -> None:
+    """Keep the validated screenshot with the report's message (its ticket shows it)."""
+    extension = "png" if screenshot.format == "PNG" else "jpg"
+    row = ReportScreenshot(
+        message=message,
+        content_type=screenshot.content_type,
+        width=screenshot.width,
+        height=screenshot.height,
+    )
+    row.image.save(f"message-{message.pk}.{extension}", ContentFile(screenshot.data), save=False)
+    row.full_clean()
+    row.save()
 
 
 # --- memory -----------------------------------------------------------------------------
@@ -129,6 +157,7 @@ def reported_incident_row(
     }
 
 
+@transaction.atomic
 def reported_incident_store(
     *,
     incident: dict[str, Any],
@@ -136,29 +165,39 @@ def reported_incident_store(
     user: AbstractBaseUser,
     conversation: Conversation,
     ticket_key: str = "",
+    dataset_name: str = "",
 ) -> None:
     """Upsert the report into the active version of the "reported" dataset (embedded),
-    so the next search, and the next duplicate check, find it."""
+    so the next search, and the next duplicate check, find it, marked `reported`
+    until staff review it.
+
+    A `dataset_name` of its own (the evaluation's) is never activated: its
+    reports stay out of live search.
+    """
     row = reported_incident_row(
         incident=incident, owner_team=owner_team, conversation=conversation, ticket_key=ticket_key
     )
-    _, result = dataset_import_rows(
+    version, result = dataset_import_rows(
         spec=INCIDENT_SPEC,
         kind=Dataset.Kind.INCIDENTS,
         rows=[SourceRow(1, row)],
-        dataset_name=REPORTED_DATASET,
-        activate=True,
+        dataset_name=dataset_name or REPORTED_DATASET,
+        activate=not dataset_name,
     )
     if result.failed:
         reasons = "; ".join(str(error) for error in result.errors)
         raise ValidationError(f"The incident could not be stored: {reasons}")
+    incident_mark_reported(version=version, incident_id=row["incident_id"])
 
 
-def reported_incident_ticket_set(*, incident_id: str, ticket_key: str) -> int:
+def reported_incident_ticket_set(
+    *, incident_id: str, ticket_key: str, dataset_name: str = ""
+) -> int:
     """Write the ticket's key on a report stored before it was filed (the user
-    confirmed later); return how many rows changed (0: the report was not stored)."""
+    confirmed later); return how many rows changed (0: the report was not stored).
+    `dataset_name`: as for `reported_incident_store`."""
     reported = Incident.objects.filter(
-        incident_id=incident_id, version__dataset__name=REPORTED_DATASET
+        incident_id=incident_id, version__dataset__name=dataset_name or REPORTED_DATASET
     )
     changed = 0
     for row in reported:

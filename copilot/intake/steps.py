@@ -26,8 +26,9 @@ from copilot.intake.state import IntakeState, TicketProposal
 from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
 from copilot.tickets import services as ticket_services
-from copilot.tickets.base import TrackerError
+from copilot.tickets.base import TrackerError, get_tracker
 from copilot.tickets.selectors import ticket_get_by_key
+from copilot.titles import heuristic_title
 from incidentdesk.errors import IncidentDeskError
 from incidents import query_parsing as qp
 from incidents import selectors as incident_selectors
@@ -81,6 +82,7 @@ class IntakeContext:
     ledger: list[rules.LedgerEntry] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
+    reported_dataset: str = ""  # "" is the live one; see ToolContext.reported_dataset
     # A step that failed in part but whose writes must stay (the ledger when a
     # Jira comment fails) sets this instead of raising, which would roll back.
     step_error: str = ""
@@ -135,10 +137,11 @@ def incident_classification(ctx: IntakeContext) -> str:
     severity, reason = rules.severity_for(text)
     components = rules.components_for(text)
     catalog = incident_selectors.application_catalog()
+    service = rules.service_for(ctx.text, catalog) or rules.service_for(text, catalog)
     ctx.incident = {
         "incident_id": reported_incident_id(ctx.today, ctx.user_message.pk),
-        "title": rules.title_for(ctx.text, fallback=screenshot_headline(ctx.screenshot_text)),
-        "service": rules.service_for(ctx.text, catalog) or rules.service_for(text, catalog),
+        "title": report_title(ctx, service=service, text=text),
+        "service": service,
         "severity": severity,
         "severity_reason": reason,
         "impact": rules.impact_for(text, severity),
@@ -148,8 +151,21 @@ def incident_classification(ctx: IntakeContext) -> str:
         "description": ctx.description,
         "reported_at": timezone.now().isoformat(),
         "reported_by": ctx.user.get_username(),
+        "message_id": ctx.user_message.pk,  # the report's message: its screenshot, if any
     }
     return f"{severity}, {ctx.incident['service'] or 'service unknown'}"
+
+
+def report_title(ctx: IntakeContext, *, service: str, text: str) -> str:
+    """2-4 words from the key phrase ("Checkout Gateway 502 errors"), not the raw
+    sentence: the service (else the report's key words) and the symptom."""
+    sentence = rules.title_for(ctx.text, fallback=screenshot_headline(ctx.screenshot_text))
+    codes = rules.error_codes(text)
+    numbers = {code.removeprefix("HTTP ") for code in codes}
+    key_words = [w for w in heuristic_title(sentence).split() if w not in numbers]
+    subject = service or " ".join(key_words[:2])
+    short = rules.short_title(subject=subject, text=text, codes=codes)
+    return short or heuristic_title(sentence) or sentence
 
 
 def screenshot_headline(text: str) -> str:
@@ -224,6 +240,7 @@ def memory_write(ctx: IntakeContext) -> str:
         user=ctx.user,
         conversation=ctx.conversation,
         ticket_key=ctx.ticket.key if ctx.ticket else "",
+        dataset_name=ctx.reported_dataset,
     )
     return f"stored {ctx.incident['incident_id']}"
 
@@ -264,7 +281,11 @@ def _confirm_proposal(ctx: IntakeContext) -> str:
 def _file(ctx: IntakeContext, incident: dict[str, Any]) -> str:
     try:
         outcome = ticket_services.ticket_create(
-            conversation=ctx.conversation, user=ctx.user, incident=incident
+            conversation=ctx.conversation,
+            user=ctx.user,
+            incident=incident,
+            # The evaluation's sandbox files in our own tables only, never in Jira.
+            tracker=get_tracker("builtin") if ctx.reported_dataset else None,
         )
     except TrackerError as exc:
         ctx.ticket_error = (
@@ -299,7 +320,9 @@ def _remember_ticket(ctx: IntakeContext, ticket: Ticket) -> None:
     ctx.state["proposal"] = None
     if ctx.plan.decision.confirms:  # the report was stored when it was made, without the key
         store.reported_incident_ticket_set(
-            incident_id=ctx.incident["incident_id"], ticket_key=ticket.key
+            incident_id=ctx.incident["incident_id"],
+            ticket_key=ticket.key,
+            dataset_name=ctx.reported_dataset,
         )
 
 

@@ -57,6 +57,10 @@ class Tracker(Protocol):
         """Comment on ticket `key`; raises TrackerError."""
         ...
 
+    def transition(self, key: str, status: str) -> None:
+        """Move ticket `key` to `status` (a Ticket.Status value); raises TrackerError."""
+        ...
+
 
 def get_tracker(name: str | None = None) -> Tracker:
     """The tracker holding tickets named `name`, else the configured one.

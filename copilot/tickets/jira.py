@@ -1,6 +1,7 @@
-"""The Jira adapter: REST API v2 (create issue, add comment) with timeouts and retries.
+"""The Jira adapter: REST API v2 (create issue, add comment, transitions) with timeouts
+and retries.
 
-Stdlib HTTP (urllib) on purpose: two endpoints do not justify a client
+Stdlib HTTP (urllib) on purpose: three endpoints do not justify a client
 dependency. Basic auth with JIRA_USER and JIRA_TOKEN works for Jira Cloud
 (an API token) and Data Center (a personal access token or password).
 
@@ -35,6 +36,13 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 BACKOFF_SECONDS = 0.5
 MAX_RETRY_AFTER_SECONDS = 5.0  # longer would leave the user looking at a spinner
 SUMMARY_MAX_CHARS = 255  # Jira's limit on an issue's summary
+# Our statuses as Jira's fixed status categories (new, indeterminate, done).
+STATUS_CATEGORIES: dict[str, str] = {
+    Ticket.Status.OPEN: "new",
+    Ticket.Status.IN_PROGRESS: "indeterminate",
+    Ticket.Status.RESOLVED: "done",
+    Ticket.Status.CLOSED: "done",
+}
 
 
 @dataclass(frozen=True)
@@ -107,12 +115,30 @@ class JiraTracker:
         answer = self._post(f"/rest/api/2/issue/{quote(key)}/comment", {"body": body})
         return RemoteComment(str(answer.get("id", "")))
 
+    def transition(self, key: str, status: str) -> None:
+        """Apply the issue's workflow transition that leads to a status of the wanted
+        category (Jira's workflows name their statuses freely; categories are fixed)."""
+        path = f"/rest/api/2/issue/{quote(key)}/transitions"
+        wanted = STATUS_CATEGORIES[status]
+        offered = self._request("GET", path, None).get("transitions", [])
+        match = next((t for t in offered if _category(t) == wanted), None)
+        if match is None:
+            names = ", ".join(str(t.get("name", "")) for t in offered) or "none"
+            raise TrackerError(
+                f"Jira offers no transition of {key} to {status} (offered: {names}).",
+                kind="rejected",
+            )
+        self._post(path, {"transition": {"id": str(match.get("id", ""))}})
+
     # --- HTTP ---------------------------------------------------------------------
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """POST with the retry policy in the module docstring."""
+        return self._request("POST", path, payload)
+
+    def _request(self, method: str, path: str, payload: dict[str, Any] | None) -> dict[str, Any]:
+        """One call with the retry policy in the module docstring (a GET alike)."""
         for attempt in range(self.retries + 1):
-            outcome = self._attempt(path, payload)
+            outcome = self._attempt(method, path, payload)
             if outcome.problem is None:
                 return outcome.body or {}
             if not outcome.retry or attempt == self.retries:
@@ -121,12 +147,12 @@ class JiraTracker:
             time.sleep(outcome.wait if outcome.wait is not None else self.backoff * 2**attempt)
         raise TrackerError("Jira could not be reached.")  # unreachable: the loop raises
 
-    def _attempt(self, path: str, payload: dict[str, Any]) -> _Attempt:
+    def _attempt(self, method: str, path: str, payload: dict[str, Any] | None) -> _Attempt:
         request = urllib.request.Request(  # noqa: S310 - the URL is JIRA_URL, http(s) only
             self.base_url + path,
-            data=json.dumps(payload).encode(),
+            data=json.dumps(payload).encode() if payload is not None else None,
             headers=self._headers,
-            method="POST",
+            method=method,
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
@@ -162,6 +188,14 @@ class JiraTracker:
         message = f"Could not reach Jira at {host}: {exc.reason}"
         refused = isinstance(exc.reason, ConnectionRefusedError | socket.gaierror)
         return _Attempt(problem=TrackerError(message, kind="unavailable"), retry=refused)
+
+
+def _category(transition: Any) -> str:
+    """The status category a transition leads to ("" when Jira leaves it out)."""
+    if not isinstance(transition, dict):
+        return ""
+    to = transition.get("to") or {}
+    return str((to.get("statusCategory") or {}).get("key", "")) if isinstance(to, dict) else ""
 
 
 def _label(text: str) -> str:

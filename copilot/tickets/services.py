@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,9 @@ from django.urls import reverse
 from copilot.models import Conversation, Message, Ticket, TicketComment
 from copilot.tickets.base import TicketDraft, Tracker, get_tracker
 from copilot.tickets.selectors import ticket_get_by_idempotency_key
+from incidentdesk.errors import ConflictError, ValidationError
+
+logger = logging.getLogger(__name__)
 
 DESCRIPTION_MAX_CHARS = 30000  # well under Jira's 32k limit on a text field
 
@@ -84,10 +88,61 @@ def ticket_create(
         tracker=tracker.name,
         created_by_id=user.pk,
         idempotency_key=key,
+        report_message_id=_report_message_id(conversation, incident),
     )
     ticket.full_clean()
     ticket.save()
     return TicketOutcome(ticket, created=True)
+
+
+def _report_message_id(conversation: Conversation, incident: dict[str, Any]) -> int | None:
+    """The reporting message, if it is in this conversation (state is not to be trusted blindly)."""
+    message_id = incident.get("message_id")
+    if not isinstance(message_id, int):
+        return None
+    return conversation.messages.filter(pk=message_id).values_list("pk", flat=True).first()
+
+
+# What each status action does: the statuses it applies to, and the one it leads to.
+STATUS_ACTIONS: dict[str, tuple[frozenset[str], str]] = {
+    "acknowledge": (frozenset({Ticket.Status.OPEN}), Ticket.Status.IN_PROGRESS),
+    "resolve": (frozenset({Ticket.Status.OPEN, Ticket.Status.IN_PROGRESS}), Ticket.Status.RESOLVED),
+    "reopen": (frozenset({Ticket.Status.RESOLVED, Ticket.Status.CLOSED}), Ticket.Status.OPEN),
+}
+
+
+def ticket_actions(*, ticket: Ticket) -> list[str]:
+    """The status actions that apply to the ticket now, for its page's buttons."""
+    return [name for name, (allowed, _) in STATUS_ACTIONS.items() if ticket.status in allowed]
+
+
+ACTION_DONE = {"acknowledge": "acknowledged", "resolve": "resolved", "reopen": "reopened"}
+
+
+@transaction.atomic
+def ticket_status_change(
+    *, ticket: Ticket, user: AbstractBaseUser, action: str, tracker: Tracker | None = None
+) -> Ticket:
+    """acknowledge, resolve or reopen: in the ticket's tracker first, then here.
+
+    The row is locked while Jira is asked, so two clicks cannot both move it;
+    if Jira refuses, nothing changes here and the reason is the error.
+    """
+    if action not in STATUS_ACTIONS:
+        raise ValidationError(f"Unknown ticket action {action!r}.", {"action": "unknown"})
+    ticket = Ticket.objects.select_for_update().get(pk=ticket.pk)
+    allowed, target = STATUS_ACTIONS[action]
+    if ticket.status not in allowed:
+        raise ConflictError(
+            f"{ticket.key} is {ticket.get_status_display().lower()}: "
+            f"it cannot be {ACTION_DONE[action]}."
+        )
+    (tracker or get_tracker(ticket.tracker)).transition(ticket.key, target)
+    ticket.status = target
+    ticket.full_clean()
+    ticket.save(update_fields=["status", "updated_at"])
+    logger.info("ticket %s %s by %s", ticket.key, ACTION_DONE[action], user.get_username())
+    return ticket
 
 
 def ticket_url(ticket: Ticket) -> str:

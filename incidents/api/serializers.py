@@ -21,6 +21,7 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
         fields = [
             "incident_id", "title", "impacted_application", "occurred_at", "severity",
             "status", "category", "repeat_incident", "tags", "source_url", "dataset", "version",
+            "review_status",  # "reported": a chat report staff have not reviewed yet
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -154,3 +155,7 @@ class VersionDiffSerializer(serializers.Serializer[Any]):
     added_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
     removed_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
     changed_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")
+    replaced = serializers.IntegerField(
+        help_text="Ids now naming a different record (another title), not counted as changed."
+    )
+    replaced_ids = serializers.ListField(child=serializers.CharField(), help_text="At most 50.")

@@ -27,6 +27,7 @@ class Row:
     severity: str = ""
     status: str = ""
     source_url: str = ""
+    review_status: str = "reviewed"
 
 
 POOL = Row(

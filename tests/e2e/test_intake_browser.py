@@ -63,7 +63,7 @@ def test_dave_reports_files_comments_and_reads_the_ledger(
     page.set_input_files("#screenshot", str(shot))
     expect(page.locator("#attachment")).to_contain_text("checkout-502.png")
     card = _send(page, REPORT)
-    expect(card.locator("h3")).to_contain_text(REPORT)
+    expect(card.locator("h3")).to_contain_text("Checkout Gateway 502 errors")
     expect(card).to_contain_text("Checkout Gateway")
     expect(card).to_contain_text("SEV2")
     expect(card.get_by_role("heading", name="Similar incidents")).to_be_visible()

@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -34,6 +35,12 @@ FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 def _rows(name: str, keep: Iterable[str], key: str) -> list[str]:
     lines = (DEMO / name).read_text().splitlines()
     return [line for line in lines if line.strip() and json.loads(line)[key] in keep]
+
+
+@pytest.fixture(autouse=True)
+def _screenshots_in_tmp(settings: Any, tmp_path: Path) -> None:
+    """Reports keep their screenshots under MEDIA_ROOT: a test's go to its own folder."""
+    settings.MEDIA_ROOT = tmp_path / "media"
 
 
 @pytest.fixture

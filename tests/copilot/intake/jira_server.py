@@ -6,6 +6,9 @@
 
 POST /rest/api/2/issue and POST /rest/api/2/issue/{key}/comment answer
 with Jira's bodies (201 with id/key/self; errors as errorMessages/errors).
+GET /rest/api/2/issue/{key}/transitions lists a simple workflow's three
+transitions (To Do, In Progress, Done, one per status category) and POST to
+it answers 204 with no body, as Jira does.
 A request with nothing scripted gets the default: success.
 """
 
@@ -23,6 +26,16 @@ from typing import Any
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
 _COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
+_TRANSITIONS_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/transitions$")
+WORKFLOW = [
+    {"id": "11", "name": "To Do", "to": {"name": "To Do", "statusCategory": {"key": "new"}}},
+    {
+        "id": "21",
+        "name": "Start progress",
+        "to": {"name": "In Progress", "statusCategory": {"key": "indeterminate"}},
+    },
+    {"id": "31", "name": "Done", "to": {"name": "Done", "statusCategory": {"key": "done"}}},
+]
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,9 @@ class JiraServer:
             def do_POST(self) -> None:
                 server._answer(self)
 
+            def do_GET(self) -> None:
+                server._answer(self)
+
             def log_message(self, format: str, *args: Any) -> None:
                 return  # keep test output clean
 
@@ -89,11 +105,12 @@ class JiraServer:
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length", "0"))
         payload = json.loads(handler.rfile.read(length) or b"{}")
-        self.requests.append(Seen("POST", handler.path, dict(handler.headers), payload))
-        reply = self.replies.popleft() if self.replies else Reply()
+        method = handler.command
+        self.requests.append(Seen(method, handler.path, dict(handler.headers), payload))
+        reply = self.replies.popleft() if self.replies else self._default(method, handler.path)
         time.sleep(reply.delay)
         body = reply.body if reply.body is not None else self._success(handler.path)
-        data = json.dumps(body).encode()
+        data = b"" if reply.status == 204 else json.dumps(body).encode()
         try:
             handler.send_response(reply.status)
             for name, value in reply.headers:
@@ -105,7 +122,15 @@ class JiraServer:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
 
+    def _default(self, method: str, path: str) -> Reply:
+        """Jira's success for the endpoint: a transition POST is 204, a GET is 200."""
+        if _TRANSITIONS_RE.match(path):
+            return Reply(status=204 if method == "POST" else 200)
+        return Reply()
+
     def _success(self, path: str) -> dict[str, Any]:
+        if _TRANSITIONS_RE.match(path):
+            return {"transitions": WORKFLOW}
         number = next(self._numbers)
         if _ISSUE_RE.match(path):
             key = f"OPS-{number}"

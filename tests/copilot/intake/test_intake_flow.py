@@ -16,6 +16,8 @@ from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data
 pytestmark = pytest.mark.usefixtures("payments_desk")
 
 REPORT = "Checkout API returns 502 after the 14:00 deploy"
+# 2-4 words from the key phrase (the service and the symptom), not the raw sentence.
+SHORT_TITLE = "Checkout Gateway 502 errors"
 
 
 def say(
@@ -44,7 +46,7 @@ def test_the_report_becomes_a_structured_incident_with_sourced_actions(alice: Us
     conversation = conversation_create(owner=alice)
     data = intake_data(say(conversation, alice, REPORT, image=error_dialog_png()))
     incident = data["incident"]
-    assert incident["title"] == REPORT
+    assert incident["title"] == SHORT_TITLE
     assert incident["service"] == "Checkout Gateway"
     assert incident["severity"] == "SEV2"
     assert "HTTP 502" in incident["error_codes"]
@@ -99,19 +101,19 @@ def test_every_turn_is_stored_so_a_reload_shows_it(alice: User) -> None:
     assert roles == ["user", "assistant"]
     answer = Message.objects.get(pk=done.message_id)
     assert answer.content == done.content
-    assert answer.data["incident_intake"]["incident"]["title"] == REPORT
+    assert answer.data["incident_intake"]["incident"]["title"] == SHORT_TITLE
     run = AgentRun.objects.get(pk=done.run_id)
     assert run.status == "done" and run.tool_calls.count() == 7
     conversation.refresh_from_db()
-    assert conversation.state["intake"]["incident"]["title"] == REPORT
-    assert conversation.title == "Checkout API returns 502"
+    assert conversation.state["intake"]["incident"]["title"] == SHORT_TITLE
+    assert conversation.title == SHORT_TITLE
 
 
 def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     data = intake_data(say(conversation, alice, f"{REPORT}, please file a ticket"))
     assert data["ticket"]["key"] == Ticket.objects.get().key
-    assert data["incident"]["title"] == REPORT
+    assert data["incident"]["title"] == SHORT_TITLE
 
 
 def test_filing_twice_returns_the_same_ticket(alice: User) -> None:
@@ -130,6 +132,14 @@ def test_a_reported_incident_is_found_by_later_searches(alice: User) -> None:
     )
     found = incident_search_similar(query="refund webhooks failing with 500", limit=5).hits
     assert data["incident"]["incident_id"] in [hit.incident.incident_id for hit in found]
+
+
+def test_a_report_is_stored_reported_under_a_short_title(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    data = intake_data(say(conversation, alice, REPORT))
+    stored = Incident.objects.get(incident_id=data["incident"]["incident_id"])
+    assert stored.review_status == "reported" and stored.version.dataset.name == "reported"
+    assert stored.title == SHORT_TITLE and 2 <= len(stored.title.split()) <= 4
 
 
 def test_a_second_report_of_the_same_problem_offers_the_open_ticket(alice: User, bob: User) -> None:
@@ -173,7 +183,7 @@ def test_a_second_report_replaces_the_current_incident_and_its_proposal(alice: U
     assert data["ticket_proposal"] == {"action": "create", "ticket_key": ""}
     filed = intake_data(say(conversation, alice, "yes, file it"))
     assert filed["ticket"]["key"] != Ticket.objects.order_by("pk").first().key
-    assert Ticket.objects.order_by("pk").last().title.startswith("Refund webhooks")
+    assert Ticket.objects.order_by("pk").last().title == "Refund Webhooks 500 errors"
 
 
 def _stored_report(incident_id: str) -> Incident:

@@ -147,7 +147,7 @@ def test_a_voice_note_is_transcribed_and_reported(
     note = SimpleUploadedFile("note.webm", b"\x1aE\xdf\xa3 fake webm audio", "audio/webm")
     response = api_client.post("/api/incident", {"audio": note}, format="multipart")
     assert response.status_code == 200, response.content
-    assert response.json()["incident"]["title"] == "Checkout API returns 502 after the 14:00 deploy"
+    assert response.json()["incident"]["title"] == "Checkout Gateway 502 errors"
     path, body = transcriber.seen[0]
     assert path == "/v1/audio/transcriptions"
     assert b'name="model"' in body and b"whisper-1" in body and b"fake webm audio" in body

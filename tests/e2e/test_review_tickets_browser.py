@@ -1,0 +1,168 @@
+"""In Chromium: staff review a chat report, a reporter works her ticket (status actions,
+screenshot, the way back to the conversation), and an import job's page follows the job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from copilot.intake import media
+from copilot.intake.services import report_screenshot_store
+from copilot.models import Message, Ticket
+from copilot.services import conversation_create, conversation_message_append
+from incidents.importers import SourceRow
+from incidents.models import Dataset, ImportJob, Incident
+from incidents.services import INCIDENT_SPEC, dataset_import_rows, incident_mark_reported
+from tests.copilot.intake.conftest import error_dialog_png
+from tests.e2e.conftest import SCREENSHOTS
+from tests.factories import DatasetVersionFactory, UserFactory, incident_row
+
+pytestmark = pytest.mark.e2e
+SIZES = [(1280, 860, "desktop"), (390, 844, "phone")]
+TWIN = {
+    "title": "Refund webhooks failing with HTTP 500",
+    "impacted_application": "Refund Service",
+    "body": "Refund webhooks to merchants failed with 500 for an hour.",
+}
+
+
+def _log_in(page: Any, base: str, username: str, then: str) -> None:
+    page.goto(f"{base}{then}")
+    page.get_by_label("Username or email").fill(username)
+    page.get_by_label("Password").fill("correct horse battery")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{base}{then}")
+
+
+@pytest.fixture
+def reports(transactional_db: None) -> list[Incident]:
+    """A reviewed incident and two chat reports, one repeating it word for word."""
+    rows = [
+        SourceRow(1, incident_row("INC-2025-03-04-001", **TWIN)),
+        SourceRow(2, incident_row("INC-2025-03-04-900001", **TWIN)),
+        SourceRow(3, incident_row("INC-2025-03-05-900002", title="Test please ignore")),
+    ]
+    version, _ = dataset_import_rows(
+        spec=INCIDENT_SPEC, kind=Dataset.Kind.INCIDENTS, rows=rows, dataset_name="ops",
+        activate=True,
+    )  # fmt: skip
+    for key in ("INC-2025-03-04-900001", "INC-2025-03-05-900002"):
+        incident_mark_reported(version=version, incident_id=key)
+    return list(version.incidents.order_by("incident_id"))
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_bob_finds_a_report_badged_below_its_twin_then_reviews_it(
+    live_daphne: str, browser: Any, reports: list[Incident], width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    UserFactory(username="bob", is_staff=True, is_superuser=True)
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "bob", "/incidents/?q=refund+webhooks+failing")
+    rows = page.locator("ol.rows > li")
+    expect(rows.nth(0)).to_contain_text("INC-2025-03-04-001")
+    expect(rows.nth(0).locator(".reported-badge")).to_have_count(0)
+    expect(rows.nth(1)).to_contain_text("INC-2025-03-04-900001")
+    expect(rows.nth(1).locator(".reported-badge")).to_have_text("reported, not reviewed")
+    page.screenshot(path=SCREENSHOTS / f"review-search-badge-{name}.png", full_page=True)
+
+    page.get_by_role("link", name="Review", exact=True).click()
+    page.wait_for_url(f"{live_daphne}/incidents/review/")
+    expect(page.locator("#review-list > li")).to_have_count(2)
+    report = page.locator("#review-list > li").filter(has_text="INC-2025-03-04-900001")
+    discard = report.get_by_role("button", name="Yes, discard INC-2025-03-04-900001")
+    expect(discard).to_be_hidden()  # discarding deletes: it takes a second, deliberate click
+    report.get_by_text("Discard…").click()
+    expect(discard).to_be_visible()
+    page.screenshot(path=SCREENSHOTS / f"review-list-{name}.png", full_page=True)
+    report.get_by_label("Merge into incident id").fill("inc\u20132025-03-04\u2013001")
+    report.get_by_role("button", name="Merge").click()
+    expect(page.get_by_role("status")).to_contain_text(
+        "INC-2025-03-04-900001 merged into INC-2025-03-04-001"
+    )
+    other = page.locator("#review-list > li").filter(has_text="INC-2025-03-05-900002")
+    other.get_by_label("Title").fill("Refund queue stalled")
+    other.get_by_role("button", name="Accept").click()
+    expect(page.get_by_role("status")).to_contain_text("accepted: Refund queue stalled")
+    expect(page.locator("#review-list")).to_contain_text("Nothing to review.")
+    page.screenshot(path=SCREENSHOTS / f"review-list-done-{name}.png", full_page=True)
+    assert not Incident.objects.filter(review_status="reported").exists()
+
+
+@pytest.fixture
+def alices_ticket(transactional_db: None) -> Ticket:
+    """alice reported a 502 with a screenshot and had a ticket filed."""
+    alice = UserFactory(username="alice")
+    UserFactory(username="carol")
+    conversation = conversation_create(owner=alice)
+    message = conversation_message_append(
+        conversation=conversation, role=Message.Role.USER, content="Checkout 502s right now"
+    )
+    shot = media.screenshot_validate(data=error_dialog_png())
+    report_screenshot_store(message=message, screenshot=shot)
+    return Ticket.objects.create(
+        key="DESK-1", title="Checkout Gateway 502 errors", severity="SEV2",
+        service="Checkout Gateway", conversation=conversation,
+        incident_id="INC-2026-11-24-900001", created_by=alice, idempotency_key="e2e-1",
+        report_message=message,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_alice_works_her_ticket_and_carol_cannot_see_it(
+    live_daphne: str, browser: Any, alices_ticket: Ticket, width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "alice", "/tickets/")
+    page.get_by_label("Status").select_option("open")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**/tickets/?status=open**")
+    page.get_by_role("link", name="DESK-1").click()
+    page.wait_for_url(f"{live_daphne}/tickets/DESK-1/")
+    image = page.get_by_role("img", name="Screenshot attached to the report")
+    expect(image).to_be_visible()
+    assert page.evaluate("document.querySelector('.ticket-screenshot').naturalWidth") == 900
+    for action, status in [("Acknowledge", "In progress"), ("Resolve", "Resolved")]:
+        page.get_by_role("button", name=action).click()
+        expect(page.locator("#ticket-status")).to_have_text(status)
+    page.screenshot(path=SCREENSHOTS / f"ticket-resolved-{name}.png", full_page=True)
+    page.get_by_role("button", name="Reopen").click()
+    expect(page.locator("#ticket-status")).to_have_text("Open")
+    page.locator("#ticket-conversation").click()
+    page.wait_for_url(f"{live_daphne}/conversations/{alices_ticket.conversation_id}/")
+
+    other = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(other, live_daphne, "carol", "/tickets/")
+    expect(other.locator("#ticket-rows")).to_contain_text("No tickets match.")
+    response = other.goto(f"{live_daphne}/tickets/DESK-1/screenshot/")
+    assert response is not None and response.status == 404
+    other.screenshot(path=SCREENSHOTS / f"ticket-screenshot-refused-{name}.png")
+
+
+def test_the_import_job_page_follows_the_job_then_stays_read_only(
+    live_daphne: str, browser: Any, transactional_db: None
+) -> None:
+    from playwright.sync_api import expect
+
+    UserFactory(username="bob", is_staff=True, is_superuser=True)
+    job = ImportJob.objects.create(
+        version=DatasetVersionFactory(status="building"), file="imports/2026/11/x.jsonl",
+        status="running", rows_done=66, rows_total=263,
+    )  # fmt: skip
+    url = f"/admin/incidents/importjob/{job.pk}/change/"
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    _log_in(page, live_daphne, "bob", url)
+    expect(page.locator("#import-progress progress")).to_have_attribute("value", "66")
+    expect(page.locator("#import-progress-text")).to_contain_text("66 of 263 rows (25%)")
+    page.screenshot(path=SCREENSHOTS / "import-job-running.png", full_page=True)
+    ImportJob.objects.filter(pk=job.pk).update(status="succeeded", rows_done=263)
+    # The page reloads itself (meta refresh) and shows the finished job, read-only.
+    expect(page.locator("#import-progress")).to_contain_text(
+        "this job can no longer be changed", timeout=15000
+    )
+    expect(page.locator("input[name=_save]")).to_have_count(0)
+    page.screenshot(path=SCREENSHOTS / "import-job-finished.png", full_page=True)
