@@ -13,7 +13,6 @@ from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import F, QuerySet
@@ -43,7 +42,6 @@ from incidents.ranking import (
 )
 from incidents.rendering import incident_data, incidents_text
 
-HNSW_EF_SEARCH = settings.HNSW_EF_SEARCH
 # Filtered sets this small are ranked exactly: a scan of a few thousand
 # vectors is cheaper than HNSW, and recall is 1.
 EXACT_SEARCH_MAX_INCIDENTS = 5000
