@@ -233,3 +233,12 @@ def test_how_something_went_wrong_is_not_a_topic_of_a_window(question: str) -> N
     assert route(question, catalog=CATALOG, today=TODAY, topics=topics).tool == (
         "get_recent_incidents"
     )
+
+
+def test_tags_the_user_names_become_the_knowledge_searchs_tag_filter() -> None:
+    decision = route("runbooks tagged kafka", catalog=CATALOG, today=TODAY)
+    assert decision.tool == "search_knowledge"
+    assert decision.arguments["tag_filter"] == ["kafka"]
+    assert decision.arguments["type_filter"] == "runbook"
+    several = route("any docs tagged 'dns' or 'ttl'?", catalog=CATALOG, today=TODAY)
+    assert several.arguments.get("tag_filter") == ["dns", "ttl"]

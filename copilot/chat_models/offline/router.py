@@ -447,12 +447,22 @@ def _knowledge(
     doc_type = document_type(question)
     if doc_type:
         arguments["type_filter"] = doc_type
+    tags = _TAGGED_RE.findall(question)
+    if tags:
+        arguments["tag_filter"] = [tag.lower() for tag in tags]
     routes = [Route("search_knowledge", arguments, "knowledge")]
     if FIXING_RE.search(question):
         # "How do I fix X?": the runbook first, and how X was fixed before.
         past = {"query": question, "limit": PAST_FIXES_LIMIT}
         routes.append(Route("search_similar_incidents", past, "past fixes"))
     return routes
+
+
+# "runbooks tagged kafka", "docs tagged 'dns' or 'ttl'": the user names the tags.
+_TAGGED_RE = re.compile(
+    r"(?:\btagged\s+(?:with\s+|as\s+)?|\b(?:or|and)\s+(?=[\"'`]))[\"'`]?([a-z0-9][\w.-]*)",
+    re.IGNORECASE,
+)
 
 
 def _by_application(
