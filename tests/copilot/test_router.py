@@ -242,3 +242,10 @@ def test_tags_the_user_names_become_the_knowledge_searchs_tag_filter() -> None:
     assert decision.arguments["type_filter"] == "runbook"
     several = route("any docs tagged 'dns' or 'ttl'?", catalog=CATALOG, today=TODAY)
     assert several.arguments.get("tag_filter") == ["dns", "ttl"]
+
+
+def test_a_symptom_in_an_application_is_searched_even_in_generic_words() -> None:
+    # "errors" is no topic for a time window, but beside an application it is what
+    # to search for: this is not a listing of the application's incidents.
+    question = "Have we seen HTTP 403 errors in PayU Core before?"
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_similar_incidents"

@@ -520,7 +520,10 @@ def _window_search(question: str, reason: str) -> list[Route]:
 _LISTING_WORDS = qp.MENTION_FILLER | {
     "broke", "breaking", "went", "wrong", "new", "latest", "lately", "anything", "something",
     "stuff", "everything", "summary", "outage", "outages", "events", "any", "kinds",
-    # How anything going wrong is said, whatever it was: not a topic of its own.
+}  # fmt: skip
+# How anything going wrong is said, whatever it was: no topic for a time window (but
+# still words to search beside an application: "403 errors in PayU Core").
+_NOT_A_TOPIC = {
     "fail", "failed", "failing", "fails", "error", "errors", "trouble", "troubles", "fire",
     "production", "prod", "customer", "customers", "user", "users", "facing", "service",
     "services", "major", "big", "serious", "bad", "summarise", "summarize", "rundown",
@@ -537,7 +540,7 @@ def _topic_words(text: str, topics: frozenset[str] | None) -> str:
     """The subject words that name something incidents are about ("DNS",
     "timeouts"), not how the asker put it ("what blew up", "anything noteworthy").
     Without the vocabulary every content word counts."""
-    words = _subject_words(text).split()
+    words = [w for w in _subject_words(text).split() if w not in _NOT_A_TOPIC]
     if topics is not None:
         words = [w for w in words if _singular(w) in topics or w in topics]
     return " ".join(words)
