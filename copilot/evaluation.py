@@ -19,8 +19,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from copilot.chat_models.offline import OfflineChatModel
-from copilot.chat_models.offline.router import Route, understand
-from copilot.chat_models.offline.state import ConversationState
+from copilot.chat_models.offline.router import Route
 from copilot.events import Collected, events_collect
 from copilot.models import Conversation, GoldenExample, Ticket
 from copilot.replies import conversation_reply
@@ -166,9 +165,7 @@ def _ids_of_lookup(args: dict[str, Any], corpus: Corpus) -> list[str]:
     return [incident.incident_id] if incident else []
 
 
-def evaluate_question(
-    question: dict[str, Any], corpus: Corpus, catalog: list[Any]
-) -> QuestionResult:
+def evaluate_question(question: dict[str, Any], corpus: Corpus) -> QuestionResult:
     """Route the question, then run what its kind is scored on."""
     kind = question["kind"]
     today = _today(question)
@@ -176,9 +173,8 @@ def evaluate_question(
     model = OfflineChatModel(
         today=today, incident_version=corpus.incidents, knowledge_version=corpus.knowledge
     )
-    understood = understand(
-        text, state=ConversationState(), catalog=catalog, today=today, probe=model.probe, chat=False
-    )
+    # Routed exactly as the chat routes it (the same vocabulary of topics too).
+    understood = model.understand(text, [{"role": "user", "content": text}], chat=False)
     decision = understood.routes[0]
     acceptable = {question["expected_tool"], *question.get("also_acceptable_tools", [])}
     result = QuestionResult(question["qid"], kind, decision, decision.tool in acceptable)
@@ -298,8 +294,7 @@ def evaluate(*, incidents_path: Path, knowledge_path: Path, queries_path: Path) 
     started = time.perf_counter()
     corpus = corpus_load(incidents_path=incidents_path, knowledge_path=knowledge_path)
     questions = load_questions(queries_path)
-    catalog = incident_selectors.application_catalog(corpus.incidents)
-    results = [evaluate_question(q, corpus, catalog) for q in questions]
+    results = [evaluate_question(q, corpus) for q in questions]
     report = summarise(results, {q["qid"]: q for q in questions})
     report["routing_misses"] = [
         {"qid": r.qid, "routed": r.route.tool, "why": r.route.reason}

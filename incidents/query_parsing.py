@@ -753,12 +753,18 @@ def _may_name_alone(word: str, catalog: Sequence[ApplicationEntry]) -> bool:
     power grid", "Dyn DNS (and customers such as …)")."""
     if word in CATEGORY_WORDS or word in _GENERIC_WORDS or len(word) < 2:
         return False
-    if not is_common_word(word):
+    if not _is_everyday(word):
         return True
     return any(
         word in entry.company_words or _words(entry.application.split()[0]) & {word}
         for entry in catalog
     )
+
+
+def _is_everyday(word: str) -> bool:
+    """An English word, plurals ("alerts") and hyphenated compounds ("on-call") too."""
+    parts = word.split("-")
+    return all(is_common_word(p) or is_common_word(p.removesuffix("s")) for p in parts)
 
 
 def find_application_mention(

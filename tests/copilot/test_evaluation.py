@@ -1,5 +1,7 @@
 """The evaluation gate: the dev questions must meet the retrieval goals."""
 
+import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,33 @@ def test_the_command_prints_json_and_is_idempotent(eval_dir: Path, tmp_path: Pat
     assert '"questions": 1' in out
     assert "routing_accuracy" in out
     assert DatasetVersion.objects.count() == 2
+
+
+def test_questions_are_routed_as_the_chat_routes_them(eval_dir: Path, tmp_path: Path) -> None:
+    """The router the evaluation scores is the chat's, with the corpus's vocabulary
+    of topics: words that name no topic ("paged", "logged") keep a window a listing."""
+    as_of = dt.date(2026, 4, 30)
+    start = as_of - dt.timedelta(days=45)
+    incidents = [json.loads(line) for line in (eval_dir / "incidents.jsonl").open()]
+    in_window = [
+        row["incident_id"]
+        for row in incidents
+        if start <= dt.date.fromisoformat(row["occurred_at"][:10]) <= as_of
+    ]
+    asks = ["What did on-call get paged for in the last 45 days?",
+            "what's been logged over the past 45 days"]  # fmt: skip
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        "".join(
+            json.dumps({"qid": f"T-{n}", "query": ask, "kind": "recent", "as_of": str(as_of),
+                        "expected_tool": "get_recent_incidents", "relevant_ids": in_window})
+            + "\n"
+            for n, ask in enumerate(asks)
+        )
+    )  # fmt: skip
+    report = evaluate(
+        incidents_path=eval_dir / "incidents.jsonl",
+        knowledge_path=eval_dir / "knowledge.jsonl",
+        queries_path=queries,
+    )
+    assert report["kinds"]["recent"]["routing_accuracy"] == 1.0

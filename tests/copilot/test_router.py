@@ -83,6 +83,29 @@ def test_a_window_without_a_topic_is_a_listing(question: str, tool: str) -> None
     assert route(question, catalog=CATALOG, today=TODAY, topics=TOPICS).tool == tool
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        # How it reached us or was written down is no topic, even where incident
+        # titles use the word ("logged", "disruptions")...
+        "what did on-call get paged for in the last 45 days?",
+        "what's been logged over the past 45 days",
+        "any disruptions or blips in the last 60 days",
+        # ...nor is an everyday word that a catalog name lists in passing.
+        "alerts that fired in the last week",
+    ],
+)
+def test_words_of_how_an_incident_reached_us_keep_a_window_a_listing(question: str) -> None:
+    catalog = [*CATALOG, qp.ApplicationEntry.of("Datadog US region (web, API, alerts, APM)",
+                                                "Datadog"),
+               qp.ApplicationEntry.of("incident.io (on-call notifications, status pages)",
+                                      "incident.io")]  # fmt: skip
+    topics = TOPICS | {"logged", "disruptions", "alerts", "call"}
+    assert route(question, catalog=catalog, today=TODAY, topics=topics).tool == (
+        "get_recent_incidents"
+    )
+
+
 FOCUS = ConversationState(
     (
         Remembered("INC-2025-10-02-001", "Checkout latency from exhausted pool",

@@ -91,13 +91,18 @@ class OfflineChatModel:
         yield Usage(prompt_chars // CHARS_PER_TOKEN, len(answer) // CHARS_PER_TOKEN)
         yield End("stop")
 
-    def understand(self, question: str, messages: list[ChatMessage]) -> router.Understanding:
+    def understand(
+        self, question: str, messages: list[ChatMessage], *, chat: bool = True
+    ) -> router.Understanding:
+        """How the engine reads `question`; `chat=False` for one standing alone
+        (the evaluation's), where a greeting is not an answer."""
         understood = router.understand(
             question,
             state=conversation_state(messages),
             catalog=incident_selectors.application_catalog(self.incident_version),
             today=self.today or timezone.localdate(),
             probe=self.probe,
+            chat=chat,
             topics=incident_selectors.incident_topic_words(self.incident_version),
         )
         logger.debug("offline engine: %s", understood.explain())

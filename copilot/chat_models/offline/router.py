@@ -527,6 +527,13 @@ _NOT_A_TOPIC = {
     "fail", "failed", "failing", "fails", "error", "errors", "trouble", "troubles", "fire",
     "production", "prod", "customer", "customers", "user", "users", "facing", "service",
     "services", "major", "big", "serious", "bad", "summarise", "summarize", "rundown",
+    # ...and how it reached us or was written down, whatever it was about.
+    "paged", "page", "pages", "paging", "pager", "alert", "alerts", "alerted", "alerting",
+    "on-call", "oncall", "call", "logged", "recorded", "reported", "filed", "raised",
+    "declared", "opened", "tracked", "noted", "occurred", "blip", "blips", "hiccup",
+    "hiccups", "glitch", "glitches", "disruption", "disruptions", "degradation",
+    "degradations", "interruption", "interruptions", "disturbance", "disturbances",
+    "postmortem", "postmortems", "retro", "retros", "fires", "sideways", "caught",
 }  # fmt: skip
 
 
