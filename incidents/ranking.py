@@ -93,10 +93,21 @@ def _lexemes(text: str) -> tuple[str, ...]:
     searched twice (incidents and knowledge), and questions repeat."""
     with stage("lexeme query"), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT plainto_tsquery(%s::regconfig, %s)::text", [TEXT_SEARCH_CONFIG, text]
+            "SELECT plainto_tsquery(%s::regconfig, %s)::text",
+            [TEXT_SEARCH_CONFIG, _with_slashed_words_apart(text)],
         )
         row = cursor.fetchone()
     return tuple(dict.fromkeys(_LEXEME_RE.findall(row[0] if row else "")))
+
+
+_SLASHED_RE = re.compile(r"\b\w+(?:/\w+)+\b")
+
+
+def _with_slashed_words_apart(text: str) -> str:
+    """PostgreSQL reads "power/cooling" as one file-path token, which no text
+    about power or cooling contains: people mean either word. The whole token
+    stays too, for text that writes it the same way ("TCP/IP")."""
+    return _SLASHED_RE.sub(lambda m: f"{m.group(0)} {m.group(0).replace('/', ' ')}", text)
 
 
 def forget_term_frequencies() -> None:

@@ -131,3 +131,20 @@ def test_asked_what_to_do_a_runbook_outranks_an_incident_review(tmp_path: Path) 
     assert knowledge_search(query=question).hits[0].document.doc_id == "KB-PM-050"
     asked = knowledge_search(query=f"{question}, what do I check first?").hits
     assert asked[0].document.doc_id == "KB-RB-050"
+
+
+def test_words_joined_by_a_slash_are_searched_apart(tmp_path: Path) -> None:
+    """PostgreSQL reads "power/cooling" as one file-path token; people mean either word."""
+    documents = [
+        {"doc_id": "KB-RB-060", "title": "Data center power or cooling failure",
+         "type": "runbook", "services": [], "tags": ["datacenter"],
+         "body": "## Actions\n1. Fail over stateful services to another site."},
+        {"doc_id": "KB-RB-061", "title": "Clock discontinuities during events",
+         "type": "runbook", "services": [], "tags": ["time"],
+         "body": "## During the event\n1. Watch for negative durations in events."},
+    ]  # fmt: skip
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in documents))
+    knowledge_import_file(path=path, dataset_name="kb-slash", activate=True)
+    hits = knowledge_search(query="runbook for power/cooling events?").hits
+    assert hits[0].document.doc_id == "KB-RB-060"

@@ -22,12 +22,15 @@ from copilot.chat_models.offline.routes import (
 from copilot.chat_models.offline.state import ConversationState, Remembered
 from incidentdesk.embeddings import similarities
 from incidents import query_parsing as qp
+from incidents.ranking import content_words
 
 SELECT_MANY_LIMIT = LISTING_LIMIT
 _REFERENCE_RE = re.compile(
     r"\b(?:it|its|they|them|those|these|the\s+same|same|again|afterwards|later|"
     r"this(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
     r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
+    # "is that a known issue?", "was this expected?": the pronoun is the subject.
+    r"(?:is|was|did|does|has|had|could|would|can|will)\s+(?:that|this)\b|"
     r"the\s+[\w.-]+(?:\s+[\w.-]+)?\s+one|"
     r"which\s+one|one\s+of\s+(?:them|those))\b",
     re.IGNORECASE,
@@ -104,12 +107,33 @@ def _lookup(item: Remembered, reason: str) -> Route:
 
 
 def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]:
-    """Documents about what the conversation is on: the question's topic plus the incident."""
-    arguments: dict[str, Any] = {"query": state.topic, "limit": DEFAULT_LIMITS["search_knowledge"]}
+    """Documents about what the conversation is on: the question's own words ("runbook
+    for power/cooling events?") plus the incident in focus ("...for that?")."""
+    own = _own_subject(question)
+    query = f"{own} {state.topic}" if own else state.topic
+    arguments: dict[str, Any] = {"query": query, "limit": DEFAULT_LIMITS["search_knowledge"]}
     doc_type = document_type(question)
     if doc_type:
         arguments["type_filter"] = doc_type
     return [Route("search_knowledge", arguments, "knowledge follow-up")]
+
+
+def _own_subject(question: str) -> str:
+    """What a document follow-up names beyond the pointer and the kind of document:
+    "power/cooling events" in "runbook for power/cooling events?", nothing in "is
+    there a runbook for that kind of thing?"."""
+    text = _DOCUMENT_RE.sub(" ", _PROCEDURE_RE.sub(" ", question))
+    return " ".join(w for w in content_words(text) if len(w) > 1 and w not in _POINTER_WORDS)
+
+
+# Words that point back or ask whether something exists, not what it is about.
+_POINTER_WORDS = frozenset(
+    {
+        "this", "those", "these", "them", "they", "kind", "sort", "type", "like", "same",
+        "similar", "thing", "things", "one", "ones", "case", "cases", "got", "exist",
+        "exists", "anything", "something", "should", "would", "could", "need",
+    }
+)  # fmt: skip
 
 
 def _recurrence_follow_up(question: str, state: ConversationState) -> list[Route]:

@@ -192,7 +192,9 @@ def _follow_up_kind(
     # "Any guidance on this kind of thing?": a document about what "this" is, when
     # the model itself leans to documents (among search intents alone, a detail
     # question such as "what set it off?" leans anywhere).
-    documents_about_it = guess.intent == "knowledge" and follow_ups.has_reference(question)
+    # Naming a kind of document ("is that a known issue?") leans there in words.
+    asks_for_documents = guess.intent == "knowledge" or document_type(question) is not None
+    documents_about_it = asks_for_documents and follow_ups.has_reference(question)
     referring = (
         guess.intent == "follow_up"
         or follow_ups.points_back(question)
