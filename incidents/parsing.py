@@ -11,9 +11,11 @@ import re
 UNICODE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u00ad"
 _DASH_TABLE = str.maketrans(dict.fromkeys(UNICODE_DASHES, "-"))
 INCIDENT_ID_RE = re.compile(r"^INC-(\d{4})-(\d{2})-(\d{2})-(\d{3,})$")
-# Finds ids inside free text, whatever dash or spacing was used.
+# Finds ids inside free text, whatever dash or spacing was used, with the prefix
+# joined any way ("inc 2020-02-19-001", "INC#2020-...") or left out: a date
+# followed by a sequence number is an id in this desk.
 INCIDENT_ID_IN_TEXT_RE = re.compile(
-    rf"\bINC\s*[-{UNICODE_DASHES}]\s*\d{{4}}\s*[-{UNICODE_DASHES}]\s*\d{{2}}"
+    rf"(?<![\w{UNICODE_DASHES}])(?:INC\s*[-{UNICODE_DASHES}#:_]?\s*)?\d{{4}}\s*[-{UNICODE_DASHES}]\s*\d{{2}}"
     rf"\s*[-{UNICODE_DASHES}]\s*\d{{2}}\s*[-{UNICODE_DASHES}]\s*\d{{3,}}\b",
     re.IGNORECASE,
 )
@@ -26,7 +28,10 @@ def normalize_incident_id(raw: str) -> str:
     """`inc\u20112025\u201108\u201124\u2011001 ` → `INC-2025-08-24-001` (dashes, case, spaces)."""
     text = raw.translate(_DASH_TABLE).strip().upper()
     text = re.sub(r"\s*-\s*", "-", text)
-    return re.sub(r"\s+", "-", text)
+    text = re.sub(r"\s+", "-", text)
+    if re.match(r"^(?:INC[-#:_]*)?\d{4}-\d{2}-\d{2}-\d{3,}$", text):
+        text = "INC-" + re.sub(r"^INC[-#:_]*", "", text)
+    return text
 
 
 def as_incident_id(raw: str) -> str | None:

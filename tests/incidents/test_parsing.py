@@ -36,6 +36,21 @@ def test_ids_are_found_in_free_text_once_each() -> None:
     assert find_incident_ids(text) == ["INC-2025-08-24-001", "INC-2024-01-02-003"]
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("inc 2020-02-19-001 pls", ["INC-2020-02-19-001"]),
+        ("INC#2019-07-02-001 or inc2019-07-02-002?", ["INC-2019-07-02-001", "INC-2019-07-02-002"]),
+        ("what about 2021-10-04-001?", ["INC-2021-10-04-001"]),
+        # A date, or a longer code that contains one, is no id.
+        ("on 2021-10-04 at 10:01", []),
+        ("order 12-2020-02-19-001x", []),
+    ],
+)
+def test_ids_are_found_however_the_prefix_is_joined_or_left_out(text: str, found: list) -> None:
+    assert find_incident_ids(text) == found
+
+
 def test_word_windows_overlap_and_cover_every_word() -> None:
     words = [f"w{i}" for i in range(250)]
     windows = word_windows(" ".join(words), size=100, overlap=20)
