@@ -14,8 +14,9 @@ from pytest_django.fixtures import Settings
 from copilot.intake.services import intake_reply
 from copilot.models import Ticket, TicketComment
 from copilot.services import conversation_create
-from copilot.tickets.base import TicketDraft, TrackerError, get_tracker
+from copilot.tickets.base import TicketDraft, TrackerError
 from copilot.tickets.jira import JiraTracker
+from copilot.tickets.trackers import get_tracker
 from tests.copilot.intake.conftest import done_of, intake_data
 from tests.copilot.intake.jira_server import JiraServer, jira_reply, slow
 
