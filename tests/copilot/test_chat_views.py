@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,13 @@ from django.test import Client
 from copilot.models import AgentRun, Conversation, Message
 from copilot.replies import conversation_reply
 from copilot.services import conversation_create
-from incidents.services import incident_import_file
-from tests.factories import MessageFactory, UserFactory, incident_row
+from tests.factories import (
+    MessageFactory,
+    UserFactory,
+    incidents_import,
+    key_rotation_403,
+    settlement_missing_rows,
+)
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -26,18 +30,8 @@ def mallory(db: None) -> User:
 
 @pytest.fixture
 def incidents(tmp_path: Path) -> None:
-    rows = [
-        incident_row(
-            "INC-2025-08-24-001",
-            title="HTTP 403 errors in PayU Core after API key rotation",
-            impacted_application="PayU Core",
-            root_cause="The new API key never reached one gateway pool's secret cache.",
-        ),
-        incident_row("INC-2025-09-01-001", title="Settlement report missing rows"),
-    ]
-    path = tmp_path / "incidents.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    incident_import_file(path=path, dataset_name="ops", activate=True)
+    rows = [key_rotation_403(), settlement_missing_rows()]
+    incidents_import(tmp_path / "incidents.jsonl", rows, activate=True)
 
 
 @pytest.fixture
