@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pytest_django.fixtures import Settings
 
-from incidents.services import incident_import_file
-from knowledge.services import knowledge_import_file
 from tests.copilot.openai_server import OpenAIServer
-from tests.factories import incident_row
+from tests.factories import documents_import, incident_row, incidents_import
 
 OPENAI_TEST_KEY = "sk-test-do-not-leak-4c1d"
 
@@ -81,9 +78,5 @@ DOCUMENTS = [
 @pytest.fixture
 def desk(db: None, tmp_path: Path) -> None:
     """A small active corpus: three incidents and two documents."""
-    incidents = tmp_path / "incidents.jsonl"
-    incidents.write_text("\n".join(json.dumps(row) for row in INCIDENTS))
-    incident_import_file(path=incidents, dataset_name="ops", activate=True)
-    documents = tmp_path / "kb.jsonl"
-    documents.write_text("\n".join(json.dumps(doc) for doc in DOCUMENTS))
-    knowledge_import_file(path=documents, dataset_name="kb", activate=True)
+    incidents_import(tmp_path / "incidents.jsonl", INCIDENTS, activate=True)
+    documents_import(tmp_path / "kb.jsonl", DOCUMENTS, activate=True)
