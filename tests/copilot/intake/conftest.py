@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from PIL import Image, ImageDraw, ImageFont
 
 from copilot.events import DoneEvent, Event, ToolResultEvent
+from copilot.intake.services import intake_reply
+from copilot.models import Conversation
 from tests.factories import documents_import, incidents_import
 
 DEMO = Path(settings.BASE_DIR) / "incidentdesk" / "demo_data"
@@ -91,6 +94,13 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
         return ImageFont.truetype(FONT, size)
     except OSError:
         return ImageFont.load_default(size)
+
+
+def say(
+    conversation: Conversation, user: User, text: str, image: bytes | None = None
+) -> list[Event]:
+    """One intake turn, run to its end."""
+    return list(intake_reply(conversation=conversation, user=user, text=text, image=image))
 
 
 def intake_data(events: list[Event]) -> dict:

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from copilot.intake.planner import classify
 from copilot.intake.services import intake_reply
 from copilot.services import conversation_create
-from tests.copilot.intake.conftest import error_dialog_png, intake_data
+from tests.copilot.intake.conftest import error_dialog_png, intake_data, say
 from tests.copilot.openai_server import OpenAIServer, error_reply, text_reply
 
 
@@ -80,14 +80,7 @@ def test_when_the_vision_model_fails_ocr_reads_the_screenshot(
     openai_server.script(text_reply("new_incident"), *[error_reply(500)] * 3)
     conversation = conversation_create(owner=alice)
     data = intake_data(
-        list(
-            intake_reply(
-                conversation=conversation,
-                user=alice,
-                text="Checkout is failing like this",
-                image=error_dialog_png(),
-            )
-        )
+        say(conversation, alice, "Checkout is failing like this", image=error_dialog_png())
     )
     vision = next(s for s in data["steps"] if s["name"] == "VISION_ANALYSIS")
     assert vision["outcome"].startswith("OCR (the vision model failed)")
