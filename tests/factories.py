@@ -212,6 +212,26 @@ class MessageFactory(factory.django.DjangoModelFactory):
     content = "INC-2025-03-04-001 was caused by an exhausted connection pool."
 
 
+class AgentRunFactory(factory.django.DjangoModelFactory):
+    """An answer the offline engine is still writing (status running)."""
+
+    class Meta:
+        model = "copilot.AgentRun"
+
+    conversation = factory.SubFactory(ConversationFactory)
+    model = "offline"
+
+
+class ImportJobFactory(factory.django.DjangoModelFactory):
+    """A queued import into a version still building."""
+
+    class Meta:
+        model = "incidents.ImportJob"
+
+    version = factory.SubFactory(DatasetVersionFactory, status=DatasetVersion.Status.BUILDING)
+    file = "imports/x.jsonl"
+
+
 class GoldenExampleFactory(factory.django.DjangoModelFactory):
     """Not embedded: golden_example_embed (or the Celery task) does that."""
 

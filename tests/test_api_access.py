@@ -12,11 +12,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from copilot.models import Message
-from incidents.models import Dataset, DatasetVersion, ImportJob
+from incidents.models import Dataset, DatasetVersion
 from tests.factories import (
     ConversationFactory,
     DatasetVersionFactory,
     GoldenExampleFactory,
+    ImportJobFactory,
     KnowledgeDocumentFactory,
     MessageFactory,
     UserFactory,
@@ -55,7 +56,7 @@ def world(tmp_path: Path, alice: Any, bob: Any) -> dict[str, Any]:
         "staged": staged_version.pk,
         "spare": spare.pk,
         "doc": document.doc_id,
-        "job": ImportJob.objects.create(version=staged_version, file="imports/x.jsonl").pk,
+        "job": ImportJobFactory(version=staged_version).pk,
         "golden": GoldenExampleFactory(answer=GOLDEN_SECRET).pk,
         "conversation": conversation.pk,
         "message": answer.pk,

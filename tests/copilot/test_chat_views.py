@@ -12,6 +12,7 @@ from copilot.models import AgentRun, Conversation, Message
 from copilot.replies import conversation_reply
 from copilot.services import conversation_create
 from tests.factories import (
+    AgentRunFactory,
     MessageFactory,
     UserFactory,
     incidents_import,
@@ -190,7 +191,7 @@ def test_feedback_is_stored_with_its_comment(
 
 def test_stop_asks_the_running_answer_to_cancel(client: Client, alice: User) -> None:
     conversation = conversation_create(owner=alice)
-    run = AgentRun.objects.create(conversation=conversation, model="offline")
+    run = AgentRunFactory(conversation=conversation)
     client.force_login(alice)
     assert client.post(f"/conversations/{conversation.pk}/stop/", **JSON).json() == {"stopping": 1}
     run.refresh_from_db()
@@ -202,7 +203,7 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
 ) -> None:
     conversation = conversation_create(owner=alice)
     question = Message.objects.create(conversation=conversation, role="user", content="Why 403?")
-    run = AgentRun.objects.create(conversation=conversation, model="offline", question=question)
+    run = AgentRunFactory(conversation=conversation, question=question)
     Message.objects.create(
         conversation=conversation,
         run=run,
