@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
+from copilot.events import Event
+from copilot.models import Conversation
+from copilot.replies import conversation_reply
 from tests.copilot.openai_server import OpenAIServer
 from tests.factories import documents_import, incident_row, incidents_import
 
 OPENAI_TEST_KEY = "sk-test-do-not-leak-4c1d"
+
+
+def ask(conversation: Conversation, user: User, text: str, **options: Any) -> list[Event]:
+    """One chat turn through `conversation_reply`, run to its end."""
+    return list(conversation_reply(conversation=conversation, user=user, text=text, **options))
 
 
 @pytest.fixture
