@@ -1,4 +1,5 @@
-"""The import graph of the app modules: no cycles, and every deferred import says why.
+"""The import graph of the app modules: no cycles, imports between apps one way,
+and every deferred import says why.
 
 Read from the source with `ast` (nothing is imported, so a cycle cannot hide
 behind whatever happened to load first). An edge is a module-level import
@@ -278,6 +279,37 @@ def test_the_allow_list_names_only_imports_that_still_lack_a_reason() -> None:
     unexplained = {_key(found) for found in inner if not found.reason}
     stale = sorted(ALLOWED_WITHOUT_REASON - unexplained)
     assert not stale, f"remove from ALLOWED_WITHOUT_REASON: {stale}"
+
+
+# README "Map": copilot -> knowledge -> incidents -> incidentdesk, never back; only
+# the project's wiring imports the apps, and richtext.py their Django-free parsing.
+LAYERS = {"incidentdesk": 0, "incidents": 1, "knowledge": 2, "copilot": 3}
+WIRING = ("incidentdesk.settings", "incidentdesk.urls", "incidentdesk.asgi",
+          "incidentdesk.celery", "incidentdesk.demo", "incidentdesk.management",
+          "incidentdesk.api")  # fmt: skip
+MAY_IMPORT_BACK = {"incidentdesk.richtext": ("incidents.parsing", "knowledge.parsing")}
+
+
+def _points_back(module: str, target: str) -> bool:
+    if LAYERS[target.split(".")[0]] <= LAYERS[module.split(".")[0]]:
+        return False
+    if module.startswith(WIRING):
+        return False
+    allowed = MAY_IMPORT_BACK.get(module, ())
+    return not any(target == name or name.startswith(target + ".") for name in allowed)
+
+
+def test_imports_between_apps_point_one_way() -> None:
+    graph = import_graph()
+    imports = [(module, targets) for module, targets in graph.edges.items()]
+    imports += [(found.module, set(found.targets)) for found in graph.inner]
+    back = sorted(
+        f"{module} -> {target}"
+        for module, targets in imports
+        for target in targets
+        if _points_back(module, target)
+    )
+    assert not back, "imports against the apps' direction:\n" + "\n".join(back)
 
 
 def test_the_graph_sees_the_imports_it_checks() -> None:
