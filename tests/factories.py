@@ -1,13 +1,24 @@
-"""factory_boy factories. Incidents get real chunks only through the import service."""
+"""factory_boy factories, and the seed rows tests import.
+
+Incidents and documents get real chunks only through the import service:
+`incidents_import` and `documents_import` write rows as JSON Lines and import
+them as the commands do.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
 
 import factory
 from django.contrib.auth.models import User
 
 from incidents.models import Dataset, DatasetVersion, Incident
+from incidents.services import incident_import_file
+from knowledge.services import knowledge_import_file
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -69,6 +80,104 @@ def incident_row(incident_id: str, **fields: object) -> dict[str, object]:
     }
 
 
+def key_rotation_403(**fields: object) -> dict[str, object]:
+    """The seed most chat tests ask about: merchants got 403s after a key rotation."""
+    return incident_row(
+        "INC-2025-08-24-001",
+        **{
+            "title": "HTTP 403 errors in PayU Core after API key rotation",
+            "impacted_application": "PayU Core",
+            "root_cause": "The new API key never reached one gateway pool's secret cache.",
+            **fields,
+        },
+    )
+
+
+def settlement_missing_rows(**fields: object) -> dict[str, object]:
+    """The seed that should not match a 403 question."""
+    return incident_row(
+        "INC-2025-09-01-001", **{"title": "Settlement report missing rows", **fields}
+    )
+
+
+def document_row(doc_id: str, **fields: object) -> dict[str, object]:
+    """A valid knowledge row (a runbook unless `type` says otherwise), for import tests."""
+    return {
+        "doc_id": doc_id,
+        "title": f"Runbook {doc_id}",
+        "type": "runbook",
+        "services": ["PayU Core"],
+        "tags": [],
+        "body": "## Steps\n1. Restart the pods.",
+        **fields,
+    }
+
+
+def key_rotation_runbook(**fields: object) -> dict[str, object]:
+    return document_row(
+        "KB-RB-001",
+        **{
+            "title": "Rotating API keys without 403s",
+            "tags": ["api-key", "403"],
+            "body": "## Steps\n1. Sync the secret to every gateway pool.\n2. Restart the pods.",
+            **fields,
+        },
+    )
+
+
+def secret_cache_known_issue(**fields: object) -> dict[str, object]:
+    return document_row(
+        "KB-KI-001",
+        **{
+            "title": "Secret caches keep old keys",
+            "type": "known_issue",
+            "services": ["Checkout Gateway"],
+            "tags": ["secrets"],
+            "body": "## Issue\nGateway pools cache secrets for 24 hours.",
+            **fields,
+        },
+    )
+
+
+def payment_flow_architecture(**fields: object) -> dict[str, object]:
+    return document_row(
+        "KB-AR-001",
+        **{
+            "title": "Payment flow",
+            "type": "architecture",
+            "tags": ["architecture"],
+            "body": "## Overview\nCheckout calls fraud scoring, then PayU Core.",
+            **fields,
+        },
+    )
+
+
+def rows_write(path: Path, rows: Iterable[Mapping[str, object]]) -> Path:
+    """`rows` as JSON Lines at `path`, the format the import commands read."""
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    return path
+
+
+def incidents_import(
+    path: Path, rows: Iterable[Mapping[str, object]], *, dataset_name: str = "ops", **options: Any
+) -> DatasetVersion:
+    """`rows` through the real import service (chunks and embeddings included)."""
+    version, _ = incident_import_file(
+        path=rows_write(path, rows), dataset_name=dataset_name, **options
+    )
+    return version
+
+
+def documents_import(
+    path: Path, rows: Iterable[Mapping[str, object]], *, dataset_name: str = "kb", **options: Any
+) -> DatasetVersion:
+    """Knowledge `rows` through the real import service."""
+    version, _ = knowledge_import_file(
+        path=rows_write(path, rows), dataset_name=dataset_name, **options
+    )
+    return version
+
+
 # --- API and curation (issue 6) ---------------------------------------------------------
 
 
@@ -101,6 +210,26 @@ class MessageFactory(factory.django.DjangoModelFactory):
     conversation = factory.SubFactory(ConversationFactory)
     role = "assistant"
     content = "INC-2025-03-04-001 was caused by an exhausted connection pool."
+
+
+class AgentRunFactory(factory.django.DjangoModelFactory):
+    """An answer the offline engine is still writing (status running)."""
+
+    class Meta:
+        model = "copilot.AgentRun"
+
+    conversation = factory.SubFactory(ConversationFactory)
+    model = "offline"
+
+
+class ImportJobFactory(factory.django.DjangoModelFactory):
+    """A queued import into a version still building."""
+
+    class Meta:
+        model = "incidents.ImportJob"
+
+    version = factory.SubFactory(DatasetVersionFactory, status=DatasetVersion.Status.BUILDING)
+    file = "imports/x.jsonl"
 
 
 class GoldenExampleFactory(factory.django.DjangoModelFactory):

@@ -12,16 +12,17 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from copilot.models import Message
-from incidents.models import Dataset, DatasetVersion, ImportJob
-from incidents.services import incident_import_file
+from incidents.models import Dataset, DatasetVersion
 from tests.factories import (
     ConversationFactory,
     DatasetVersionFactory,
     GoldenExampleFactory,
+    ImportJobFactory,
     KnowledgeDocumentFactory,
     MessageFactory,
     UserFactory,
     incident_row,
+    incidents_import,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("roomy_api_rates")]
@@ -34,18 +35,15 @@ PERSONAS = ("anonymous", "alice", "carol", "bob")
 ORDER = ("anonymous", "carol", "bob", "alice")
 
 
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    return path
-
-
 @pytest.fixture
 def world(tmp_path: Path, alice: Any, bob: Any) -> dict[str, Any]:
     """Active incidents and documents, a staged version, a job, a golden example, alice's chat."""
-    active = write_rows(tmp_path / "a.jsonl", [incident_row("INC-2025-03-04-001")])
-    version, _ = incident_import_file(path=active, dataset_name="ops", activate=True)
-    staged = write_rows(tmp_path / "s.jsonl", [incident_row(STAGED_ID)])
-    staged_version, _ = incident_import_file(path=staged, dataset_name="ops", version_label="next")
+    version = incidents_import(
+        tmp_path / "a.jsonl", [incident_row("INC-2025-03-04-001")], activate=True
+    )
+    staged_version = incidents_import(
+        tmp_path / "s.jsonl", [incident_row(STAGED_ID)], version_label="next"
+    )
     spare = DatasetVersionFactory(dataset__name="spare", dataset__slug="spare")
     document = KnowledgeDocumentFactory(
         doc_id="KB-RB-900", version__status=DatasetVersion.Status.ACTIVE
@@ -58,7 +56,7 @@ def world(tmp_path: Path, alice: Any, bob: Any) -> dict[str, Any]:
         "staged": staged_version.pk,
         "spare": spare.pk,
         "doc": document.doc_id,
-        "job": ImportJob.objects.create(version=staged_version, file="imports/x.jsonl").pk,
+        "job": ImportJobFactory(version=staged_version).pk,
         "golden": GoldenExampleFactory(answer=GOLDEN_SECRET).pk,
         "conversation": conversation.pk,
         "message": answer.pk,

@@ -1,13 +1,11 @@
 """Login is required everywhere; the login page, incident search and admin work."""
 
-import json
 from pathlib import Path
 
 import pytest
 from django.test import Client
 
-from incidents.services import incident_import_file
-from tests.factories import incident_row
+from tests.factories import incident_row, incidents_import
 
 pytestmark = pytest.mark.django_db
 
@@ -27,11 +25,8 @@ def test_the_login_page_renders_for_anonymous_users(client: Client) -> None:
 def test_alice_logs_in_with_her_password_and_searches(
     client: Client, alice, tmp_path: Path
 ) -> None:
-    path = tmp_path / "a.jsonl"
-    path.write_text(
-        json.dumps(incident_row("INC-2025-08-24-001", title="HTTP 403 after key rotation"))
-    )
-    incident_import_file(path=path, dataset_name="ops", activate=True)
+    row = incident_row("INC-2025-08-24-001", title="HTTP 403 after key rotation")
+    incidents_import(tmp_path / "a.jsonl", [row], activate=True)
     response = client.post(
         "/accounts/login/", {"login": "alice", "password": "correct horse battery"}
     )

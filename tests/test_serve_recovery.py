@@ -25,7 +25,12 @@ from incidentdesk.celery import app
 from incidentdesk.management.commands.serve_prepare import Command
 from incidents.models import ImportJob
 from incidents.tasks import import_job_ids_waiting
-from tests.factories import ConversationFactory, DatasetVersionFactory
+from tests.factories import (
+    AgentRunFactory,
+    ConversationFactory,
+    DatasetVersionFactory,
+    ImportJobFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +61,7 @@ def test_an_answer_a_crash_left_running_is_failed_so_the_conversation_is_usable(
     alice: User, queue: str
 ) -> None:
     conversation = ConversationFactory(owner=alice)
-    run = AgentRun.objects.create(conversation=conversation, model="offline")
+    run = AgentRunFactory(conversation=conversation)
     assert agent_run_is_active(conversation=conversation, stale_after=dt.timedelta(minutes=10))
 
     assert "Marked 1 interrupted answer(s) as failed" in recover()
@@ -70,7 +75,7 @@ def test_import_jobs_a_crash_left_unfinished_are_queued_again(queue: str) -> Non
     version = DatasetVersionFactory(status="building")
     statuses = [ImportJob.Status.QUEUED, ImportJob.Status.RUNNING, ImportJob.Status.SUCCEEDED]
     for status in statuses:
-        ImportJob.objects.create(version=version, file="imports/x.jsonl", status=status)
+        ImportJobFactory(version=version, status=status)
 
     assert "Queued 2 interrupted import job(s) again" in recover()
     assert queued_messages(queue) == 2
@@ -93,8 +98,8 @@ def test_the_periodic_check_fails_answers_whose_process_died_and_frees_the_conve
     alice: User, queue: str
 ) -> None:
     orphaned, alive = ConversationFactory(owner=alice), ConversationFactory(owner=alice)
-    dead = AgentRun.objects.create(conversation=orphaned, model="offline", owner=dead_owner())
-    live = AgentRun.objects.create(conversation=alive, model="offline", owner=owners.current())
+    dead = AgentRunFactory(conversation=orphaned, owner=dead_owner())
+    live = AgentRunFactory(conversation=alive, owner=owners.current())
     cache.set(f"chat-run:{orphaned.pk}", 1)  # the claim the dead process held
 
     assert "Marked 1 interrupted answer(s) as failed" in check()
@@ -112,16 +117,14 @@ def test_the_periodic_check_queues_again_jobs_whose_worker_died_or_message_was_l
     long_ago = timezone.now() - dt.timedelta(minutes=5)
 
     def job(status: str, owner: str = "") -> ImportJob:
-        created = ImportJob.objects.create(
-            version=version, file="x.jsonl", status=status, owner=owner
-        )
+        created = ImportJobFactory(version=version, file="x.jsonl", status=status, owner=owner)
         ImportJob.objects.filter(pk=created.pk).update(created_at=long_ago)
         return created
 
     lost_worker = job(ImportJob.Status.RUNNING, dead_owner())
     job(ImportJob.Status.RUNNING, owners.current())  # still being worked on
     lost_message = job(ImportJob.Status.QUEUED)
-    ImportJob.objects.create(version=version, file="x.jsonl")  # just queued: its message is coming
+    ImportJobFactory(version=version, file="x.jsonl")  # just queued: its message is coming
 
     assert "Queued 2 interrupted import job(s) again" in check()
     assert queued_messages(queue) == 2

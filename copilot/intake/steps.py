@@ -26,8 +26,9 @@ from copilot.intake.state import IntakeState, TicketProposal
 from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
 from copilot.tickets import services as ticket_services
-from copilot.tickets.base import TrackerError, get_tracker
+from copilot.tickets.base import TrackerError
 from copilot.tickets.selectors import ticket_get_by_key
+from copilot.tickets.trackers import get_tracker
 from copilot.titles import heuristic_title
 from incidentdesk.errors import IncidentDeskError
 from incidents import query_parsing as qp

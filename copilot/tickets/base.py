@@ -1,4 +1,4 @@
-"""The interface every ticket tracker implements, and the one that is configured.
+"""The interface every ticket tracker implements (`trackers.get_tracker` picks one).
 
 A tracker only talks to where tickets live (our tables' key sequence, or
 Jira's REST API); `copilot.tickets.services` keeps the local rows, the
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
-
-from django.conf import settings
 
 from incidentdesk.errors import IncidentDeskError
 
@@ -60,21 +58,3 @@ class Tracker(Protocol):
     def transition(self, key: str, status: str) -> None:
         """Move ticket `key` to `status` (a Ticket.Status value); raises TrackerError."""
         ...
-
-
-def get_tracker(name: str | None = None) -> Tracker:
-    """The tracker holding tickets named `name`, else the configured one.
-
-    JIRA_URL switches Jira on (settings then require the rest); without it
-    tickets stay in the built-in tracker.
-    """
-    # A real cycle: both trackers import this module's interface.
-    from copilot.tickets.builtin import BuiltinTracker
-    from copilot.tickets.jira import JiraTracker
-
-    wanted = name or ("jira" if settings.JIRA_URL else "builtin")
-    if wanted == "builtin":
-        return BuiltinTracker()
-    if not settings.JIRA_URL:
-        raise TrackerError("This ticket is in Jira, and Jira is no longer configured.")
-    return JiraTracker.from_settings()

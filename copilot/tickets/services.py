@@ -11,8 +11,9 @@ from django.db import transaction
 from django.urls import reverse
 
 from copilot.models import Conversation, Message, Ticket, TicketComment
-from copilot.tickets.base import TicketDraft, Tracker, get_tracker
+from copilot.tickets.base import TicketDraft, Tracker
 from copilot.tickets.selectors import ticket_get_by_idempotency_key
+from copilot.tickets.trackers import get_tracker
 from incidentdesk.errors import ConflictError, ValidationError
 
 logger = logging.getLogger(__name__)

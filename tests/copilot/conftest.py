@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from incidents.services import incident_import_file
-from knowledge.services import knowledge_import_file
+from copilot.events import Event
+from copilot.models import Conversation
+from copilot.replies import conversation_reply
 from tests.copilot.openai_server import OpenAIServer
-from tests.factories import incident_row
+from tests.factories import documents_import, incident_row, incidents_import
 
 OPENAI_TEST_KEY = "sk-test-do-not-leak-4c1d"
+
+
+def ask(conversation: Conversation, user: User, text: str, **options: Any) -> list[Event]:
+    """One chat turn through `conversation_reply`, run to its end."""
+    return list(conversation_reply(conversation=conversation, user=user, text=text, **options))
 
 
 @pytest.fixture
@@ -81,9 +88,5 @@ DOCUMENTS = [
 @pytest.fixture
 def desk(db: None, tmp_path: Path) -> None:
     """A small active corpus: three incidents and two documents."""
-    incidents = tmp_path / "incidents.jsonl"
-    incidents.write_text("\n".join(json.dumps(row) for row in INCIDENTS))
-    incident_import_file(path=incidents, dataset_name="ops", activate=True)
-    documents = tmp_path / "kb.jsonl"
-    documents.write_text("\n".join(json.dumps(doc) for doc in DOCUMENTS))
-    knowledge_import_file(path=documents, dataset_name="kb", activate=True)
+    incidents_import(tmp_path / "incidents.jsonl", INCIDENTS, activate=True)
+    documents_import(tmp_path / "kb.jsonl", DOCUMENTS, activate=True)

@@ -18,12 +18,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.http_servers import http_serve, http_stop
 
 _LOGQL_RE = re.compile(r'^\{(?P<label>[\w.]+)="(?P<service>[^"]*)"\}(?: \|= (?P<text>".*"))?$')
 _SEARCH_RE = re.compile(r"^/(?P<index>[^/]+)/_search$")
@@ -66,14 +67,11 @@ class LogServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        self._http = http_serve(Handler)
         return self
 
     def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        http_stop(self._http)
 
     @property
     def base_url(self) -> str:

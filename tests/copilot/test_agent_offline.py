@@ -10,18 +10,15 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from copilot.events import DoneEvent, Event, StatusEvent, TitleEvent, ToolCallEvent
-from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
+from copilot.models import AgentRun, GoldenExample, Message, ToolCall
 from copilot.replies import conversation_reply
 from copilot.selectors import conversation_history
 from copilot.services import agent_run_cancel, conversation_create, golden_example_embed
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from knowledge.models import KnowledgeDocument
+from tests.copilot.conftest import ask
 
 pytestmark = pytest.mark.usefixtures("desk")
-
-
-def ask(conversation: Conversation, user: User, text: str) -> list[Event]:
-    return list(conversation_reply(conversation=conversation, user=user, text=text))
 
 
 def types(events: Iterable[Event]) -> list[str]:

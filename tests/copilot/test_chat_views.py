@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,14 @@ from django.test import Client
 from copilot.models import AgentRun, Conversation, Message
 from copilot.replies import conversation_reply
 from copilot.services import conversation_create
-from incidents.services import incident_import_file
-from tests.factories import MessageFactory, UserFactory, incident_row
+from tests.factories import (
+    AgentRunFactory,
+    MessageFactory,
+    UserFactory,
+    incidents_import,
+    key_rotation_403,
+    settlement_missing_rows,
+)
 
 pytestmark = pytest.mark.django_db
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -26,18 +31,8 @@ def mallory(db: None) -> User:
 
 @pytest.fixture
 def incidents(tmp_path: Path) -> None:
-    rows = [
-        incident_row(
-            "INC-2025-08-24-001",
-            title="HTTP 403 errors in PayU Core after API key rotation",
-            impacted_application="PayU Core",
-            root_cause="The new API key never reached one gateway pool's secret cache.",
-        ),
-        incident_row("INC-2025-09-01-001", title="Settlement report missing rows"),
-    ]
-    path = tmp_path / "incidents.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    incident_import_file(path=path, dataset_name="ops", activate=True)
+    rows = [key_rotation_403(), settlement_missing_rows()]
+    incidents_import(tmp_path / "incidents.jsonl", rows, activate=True)
 
 
 @pytest.fixture
@@ -196,7 +191,7 @@ def test_feedback_is_stored_with_its_comment(
 
 def test_stop_asks_the_running_answer_to_cancel(client: Client, alice: User) -> None:
     conversation = conversation_create(owner=alice)
-    run = AgentRun.objects.create(conversation=conversation, model="offline")
+    run = AgentRunFactory(conversation=conversation)
     client.force_login(alice)
     assert client.post(f"/conversations/{conversation.pk}/stop/", **JSON).json() == {"stopping": 1}
     run.refresh_from_db()
@@ -208,7 +203,7 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
 ) -> None:
     conversation = conversation_create(owner=alice)
     question = Message.objects.create(conversation=conversation, role="user", content="Why 403?")
-    run = AgentRun.objects.create(conversation=conversation, model="offline", question=question)
+    run = AgentRunFactory(conversation=conversation, question=question)
     Message.objects.create(
         conversation=conversation,
         run=run,

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.citations import UNVERIFIED_MARK, check_citations
 from copilot.events import DoneEvent
-from copilot.replies import conversation_reply
 from copilot.services import conversation_create
+from tests.copilot.conftest import ask
 
 
 def test_an_invented_id_is_still_marked_and_dropped() -> None:
@@ -49,14 +49,7 @@ def test_a_not_found_sentence_is_not_rewritten(sentence: str) -> None:
 @pytest.mark.usefixtures("desk")
 def test_the_not_found_answer_is_not_garbled(alice: User) -> None:
     conversation = conversation_create(owner=alice)
-    events = list(
-        conversation_reply(
-            conversation=conversation,
-            user=alice,
-            text="Look up INC-2099-01-01-001",
-            model=OfflineChatModel(),
-        )
-    )
+    events = ask(conversation, alice, "Look up INC-2099-01-01-001", model=OfflineChatModel())
     done = events[-1]
     assert isinstance(done, DoneEvent)
     assert "No incident found with ID INC-2099-01-01-001." in done.content

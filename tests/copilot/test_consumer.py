@@ -26,9 +26,13 @@ from django.test import Client
 from copilot.models import AgentRun, Conversation, Message
 from copilot.services import conversation_create
 from incidentdesk.asgi import application
-from incidents.services import incident_import_file
 from tests.copilot.openai_server import text_reply
-from tests.factories import UserFactory, incident_row
+from tests.factories import (
+    UserFactory,
+    incidents_import,
+    key_rotation_403,
+    settlement_missing_rows,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -45,19 +49,9 @@ def _fresh_channel_layer() -> Iterator[None]:
 
 @pytest.fixture
 def incidents(tmp_path: Path) -> None:
-    rows = [
-        incident_row(
-            "INC-2025-08-24-001",
-            title="HTTP 403 errors in PayU Core after API key rotation",
-            impacted_application="PayU Core",
-            root_cause="The new API key never reached one gateway pool's secret cache.",
-            mitigation="Re-synced the secret and restarted the pool.",
-        ),
-        incident_row("INC-2025-09-01-001", title="Settlement report missing rows"),
-    ]
-    path = tmp_path / "incidents.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    incident_import_file(path=path, dataset_name="ops", activate=True)
+    mitigation = "Re-synced the secret and restarted the pool."
+    rows = [key_rotation_403(mitigation=mitigation), settlement_missing_rows()]
+    incidents_import(tmp_path / "incidents.jsonl", rows, activate=True)
 
 
 def _cookie(user: User | None) -> list[tuple[bytes, bytes]]:

@@ -7,11 +7,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from copilot.chat_models.offline import OfflineChatModel
-from copilot.replies import conversation_reply
 from copilot.services import conversation_create
 from incidents.importers import SourceRow
 from incidents.models import Dataset
 from incidents.services import INCIDENT_SPEC, dataset_import_rows, incident_mark_reported
+from tests.copilot.conftest import ask
 from tests.factories import incident_row
 
 pytestmark = pytest.mark.django_db
@@ -26,14 +26,7 @@ def test_a_cited_report_is_badged_in_the_answer(client: Client, alice: User) -> 
     )  # fmt: skip
     incident_mark_reported(version=version, incident_id=REPORT_ID)
     conversation = conversation_create(owner=alice)
-    events = list(
-        conversation_reply(
-            conversation=conversation,
-            user=alice,
-            text=f"Look up {REPORT_ID}",
-            model=OfflineChatModel(),
-        )
-    )
+    events = ask(conversation, alice, f"Look up {REPORT_ID}", model=OfflineChatModel())
     assert events[-1].type == "done"
     client.force_login(alice)
     page = client.get(f"/conversations/{conversation.pk}/").content.decode()

@@ -14,9 +14,9 @@ from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from copilot.events import DoneEvent, StatusEvent, ToolResultEvent
-from copilot.replies import conversation_reply
 from copilot.services import conversation_create
 from copilot.tools import ToolContext, ToolResult, run_tool, tool_specs
+from tests.copilot.conftest import ask
 from tests.copilot.intake.test_settings import start_django
 from tests.copilot.log_servers import Line, LogServer
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
@@ -150,9 +150,7 @@ def test_the_model_reads_redacted_logs_through_the_agent(
         tool_call_reply([("search_logs", arguments)]),
         text_reply("The gateway logs show 502s from payu."),
     )
-    events = list(
-        conversation_reply(conversation=conversation, user=alice, text="Why 502s at checkout?")
-    )
+    events = ask(conversation, alice, "Why 502s at checkout?")
     assert isinstance(events[-1], DoneEvent)
     offered = {tool["function"]["name"] for tool in openai_server.requests[0]["tools"]}
     assert "search_logs" in offered

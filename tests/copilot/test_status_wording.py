@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.events import Event, StatusEvent, TitleEvent, ToolResultEvent
-from copilot.replies import conversation_reply
 from copilot.services import conversation_create
+from tests.copilot.conftest import ask
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.usefixtures("desk")
@@ -27,7 +27,7 @@ def statuses(events: list[Event]) -> list[str]:
 def ask_with_tool(alice: User, server: OpenAIServer, name: str, arguments: str) -> list[Event]:
     conversation = conversation_create(owner=alice, title="Titled already")
     server.script(tool_call_reply([(name, arguments)]), text_reply("Done."))
-    return list(conversation_reply(conversation=conversation, user=alice, text="A question"))
+    return ask(conversation, alice, "A question")
 
 
 @pytest.mark.usefixtures("openai_settings")
@@ -69,14 +69,7 @@ def test_each_tool_says_what_it_does_and_finds(
 
 def test_an_offline_search_streams_the_design_wording(alice: User) -> None:
     conversation = conversation_create(owner=alice)
-    events = list(
-        conversation_reply(
-            conversation=conversation,
-            user=alice,
-            text="Look up INC-2025-08-24-001",
-            model=OfflineChatModel(),
-        )
-    )
+    events = ask(conversation, alice, "Look up INC-2025-08-24-001", model=OfflineChatModel())
     assert statuses(events) == [
         ANALYZING,
         "Searching for INC-2025-08-24-001...",
@@ -88,11 +81,7 @@ def test_an_offline_search_streams_the_design_wording(alice: User) -> None:
 
 def test_a_greeting_is_not_analyzed_and_does_not_title_the_conversation(alice: User) -> None:
     conversation = conversation_create(owner=alice)
-    events = list(
-        conversation_reply(
-            conversation=conversation, user=alice, text="Hi there!", model=OfflineChatModel()
-        )
-    )
+    events = ask(conversation, alice, "Hi there!", model=OfflineChatModel())
     assert statuses(events) == [WRAPPING_UP]
     assert not any(isinstance(e, TitleEvent) for e in events)
     conversation.refresh_from_db()
@@ -105,7 +94,5 @@ def test_a_question_answered_without_tools_is_not_analyzed(
 ) -> None:
     conversation = conversation_create(owner=alice, title="Titled already")
     openai_server.script(text_reply("I can search incidents and runbooks."))
-    events = list(
-        conversation_reply(conversation=conversation, user=alice, text="What can you do?")
-    )
+    events = ask(conversation, alice, "What can you do?")
     assert statuses(events) == [WRAPPING_UP]

@@ -7,18 +7,19 @@ from django.test import Client
 
 from incidents.dataset_selectors import dataset_version_diff
 from incidents.models import Dataset, ImportJob
-from tests.factories import DatasetFactory, DatasetVersionFactory, IncidentFactory
+from tests.factories import (
+    DatasetFactory,
+    DatasetVersionFactory,
+    ImportJobFactory,
+    IncidentFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 def _job(status: str, done: int, total: int) -> ImportJob:
-    return ImportJob.objects.create(
-        version=DatasetVersionFactory(status="building"),
-        file="imports/2026/11/incidents.jsonl",
-        status=status,
-        rows_done=done,
-        rows_total=total,
+    return ImportJobFactory(
+        file="imports/2026/11/incidents.jsonl", status=status, rows_done=done, rows_total=total
     )
 
 

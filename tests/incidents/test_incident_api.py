@@ -13,18 +13,15 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from incidents.models import DatasetVersion, ImportJob
-from incidents.services import import_job_run_now, incident_import_file
-from tests.factories import IncidentFactory, incident_row
+from incidents.services import import_job_run_now
+from tests.factories import IncidentFactory, incident_row, incidents_import
 from tests.test_celery import wait_for_job, worker_queue  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("roomy_api_rates")
 
 
 def import_rows(tmp_path: Path, rows: list[dict[str, Any]], **options: Any) -> DatasetVersion:
-    path = tmp_path / f"{len(list(tmp_path.iterdir()))}.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    version, _ = incident_import_file(path=path, dataset_name="ops", **options)
-    return version
+    return incidents_import(tmp_path / f"{len(list(tmp_path.iterdir()))}.jsonl", rows, **options)
 
 
 @pytest.mark.django_db

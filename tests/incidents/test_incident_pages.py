@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from incidents.models import DatasetVersion
-from incidents.services import dataset_version_activate, incident_import_file
-from tests.factories import incident_row
+from incidents.services import dataset_version_activate
+from tests.factories import incident_row, incidents_import
 
 pytestmark = pytest.mark.django_db
 
 
 def _import(tmp_path: Path, rows: list[dict[str, object]], **options: object) -> DatasetVersion:
     path = tmp_path / f"rows-{len(rows)}-{options.get('version_label', 'v')}.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    version, _ = incident_import_file(path=path, dataset_name="ops", **options)
-    return version
+    return incidents_import(path, rows, **options)
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """Version activation, rollback and the active version's safety."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,8 @@ from incidents.models import DatasetVersion, Incident
 from incidents.services import (
     dataset_version_activate,
     dataset_version_rollback,
-    incident_import_file,
 )
-from tests.factories import DatasetFactory, DatasetVersionFactory, incident_row
+from tests.factories import DatasetFactory, DatasetVersionFactory, incident_row, incidents_import
 
 pytestmark = pytest.mark.django_db
 
@@ -85,9 +83,9 @@ def exploding_spec():
 
 
 def test_a_crash_in_a_new_version_leaves_the_active_one_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "a.jsonl"
-    path.write_text(json.dumps(incident_row("INC-2024-12-31-001")) + "\n")
-    active, _ = incident_import_file(path=path, dataset_name="ops", activate=True)
+    active = incidents_import(
+        tmp_path / "a.jsonl", [incident_row("INC-2024-12-31-001")], activate=True
+    )
     building = DatasetVersionFactory(dataset=active.dataset, status="ready")
 
     with pytest.raises(RuntimeError, match="worker killed"):
@@ -109,9 +107,9 @@ def test_a_crash_in_a_new_version_leaves_the_active_one_untouched(tmp_path: Path
 def test_a_crash_while_importing_into_the_active_version_rolls_back_everything(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "a.jsonl"
-    path.write_text(json.dumps(incident_row("INC-2024-12-31-001")) + "\n")
-    active, _ = incident_import_file(path=path, dataset_name="ops", activate=True)
+    active = incidents_import(
+        tmp_path / "a.jsonl", [incident_row("INC-2024-12-31-001")], activate=True
+    )
 
     with pytest.raises(RuntimeError):
         rows_import(spec=exploding_spec(), version=active, rows=rows(150, boom_at=140))

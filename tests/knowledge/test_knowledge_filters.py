@@ -11,28 +11,23 @@ import pytest
 from rest_framework.test import APIClient
 
 from copilot.tools import ToolContext, run_tool
-from knowledge.services import knowledge_import_file
+from tests.factories import (
+    documents_import,
+    key_rotation_runbook,
+    payment_flow_architecture,
+    secret_cache_known_issue,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("documents", "roomy_api_rates")]
-
-DOCS = [
-    {"doc_id": "KB-RB-001", "title": "Rotating API keys without 403s", "type": "runbook",
-     "services": ["PayU Core"], "tags": ["api-key", "403"],
-     "body": "## Steps\n1. Sync the secret to every gateway pool.\n2. Restart the pods."},
-    {"doc_id": "KB-KI-001", "title": "Secret caches keep old keys", "type": "known_issue",
-     "services": ["Checkout Gateway"], "tags": ["secrets"],
-     "body": "## Issue\nGateway pools cache secrets for 24 hours."},
-    {"doc_id": "KB-AR-001", "title": "Payment flow", "type": "architecture",
-     "services": ["Settlement"], "tags": ["architecture"],
-     "body": "## Overview\nCheckout calls fraud scoring, then settlement."},
-]  # fmt: skip
 
 
 @pytest.fixture
 def documents(tmp_path: Path) -> None:
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(d) for d in DOCS))
-    knowledge_import_file(path=path, dataset_name="kb", activate=True)
+    architecture = payment_flow_architecture(
+        services=["Settlement"], body="## Overview\nCheckout calls fraud scoring, then settlement."
+    )
+    rows = [key_rotation_runbook(), secret_cache_known_issue(), architecture]
+    documents_import(tmp_path / "kb.jsonl", rows, activate=True)
 
 
 def tool(arguments: dict[str, Any]) -> Any:

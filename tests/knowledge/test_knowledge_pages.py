@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,8 @@ from django.utils import timezone
 
 from incidentdesk.errors import StaffOnlyError
 from knowledge.models import KnowledgeDocument
-from knowledge.services import knowledge_document_mark_validated, knowledge_import_file
+from knowledge.services import knowledge_document_mark_validated
+from tests.factories import documents_import
 
 pytestmark = pytest.mark.django_db
 
@@ -43,9 +43,7 @@ def documents(tmp_path: Path) -> None:
             last_validated_at="2020-01-01T00:00:00Z",
         ),
     ]
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    knowledge_import_file(path=path, dataset_name="kb", activate=True)
+    documents_import(tmp_path / "kb.jsonl", rows, activate=True)
 
 
 def test_knowledge_pages_need_a_login(client: Client, documents) -> None:
@@ -94,9 +92,8 @@ def test_an_unknown_document_is_a_404(client: Client, alice, documents) -> None:
 def test_a_document_only_in_a_staged_version_is_a_404_except_for_staff(
     client: Client, alice, bob, documents, tmp_path: Path
 ) -> None:
-    path = tmp_path / "staged.jsonl"
-    path.write_text(json.dumps(_doc("KB-RB-777", title="Not signed off yet")))
-    knowledge_import_file(path=path, dataset_name="kb", version_label="next")
+    staged = [_doc("KB-RB-777", title="Not signed off yet")]
+    documents_import(tmp_path / "staged.jsonl", staged, version_label="next")
     client.force_login(alice)
     assert client.get("/knowledge/KB-RB-777/").status_code == 404
     assert "Rotating PayU Core" in client.get("/knowledge/KB-RB-001/").content.decode()

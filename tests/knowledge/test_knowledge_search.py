@@ -1,33 +1,25 @@
 """search_knowledge: grouped, filtered, hybrid."""
 
-import json
 from pathlib import Path
 
 import pytest
 
 from knowledge.selectors import PASSAGE_HITS, PREVIEW_CHARS, best_passage, knowledge_search
-from knowledge.services import knowledge_import_file
+from tests.factories import (
+    documents_import,
+    key_rotation_runbook,
+    payment_flow_architecture,
+    secret_cache_known_issue,
+)
 
 pytestmark = pytest.mark.django_db
 
-DOCS = [
-    {"doc_id": "KB-RB-001", "title": "Rotating API keys without 403s", "type": "runbook",
-     "services": ["PayU Core"], "tags": ["api-key", "403"],
-     "body": "## Steps\n1. Sync the secret to every gateway pool.\n2. Restart the pods."},
-    {"doc_id": "KB-KI-001", "title": "Secret caches keep old keys", "type": "known_issue",
-     "services": ["Checkout Gateway"], "tags": ["secrets"],
-     "body": "## Issue\nGateway pools cache secrets for 24 hours."},
-    {"doc_id": "KB-AR-001", "title": "Payment flow", "type": "architecture",
-     "services": ["PayU Core"], "tags": ["architecture"],
-     "body": "## Overview\nCheckout calls fraud scoring, then PayU Core."},
-]  # fmt: skip
+DOCS = [key_rotation_runbook(), secret_cache_known_issue(), payment_flow_architecture()]
 
 
 @pytest.fixture
 def documents(tmp_path: Path) -> None:
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(d) for d in DOCS))
-    knowledge_import_file(path=path, dataset_name="kb", activate=True)
+    documents_import(tmp_path / "kb.jsonl", DOCS, activate=True)
 
 
 def test_results_are_grouped_by_type_with_relevance_between_0_and_1(documents) -> None:
@@ -84,9 +76,7 @@ def test_what_to_do_quotes_the_steps_not_the_prevention(tmp_path: Path) -> None:
                 "long before the backlog grows.\n\n## Actions\n1. Pause the producers.\n"
                 "2. Scale the consumers out.\n3. Drain the dead-letter queue last.",
     }  # fmt: skip
-    path = tmp_path / "kb.jsonl"
-    path.write_text(json.dumps(runbook))
-    knowledge_import_file(path=path, dataset_name="kb-steps", activate=True)
+    documents_import(tmp_path / "kb.jsonl", [runbook], dataset_name="kb-steps", activate=True)
     question = "the webhook queue backlog keeps growing, oldest message age climbing: what do I do?"
     preview = knowledge_search(query=question).hits[0].preview
     assert preview.startswith("Actions: ")
@@ -104,9 +94,7 @@ def test_a_known_issue_is_quoted_with_its_workaround(tmp_path: Path) -> None:
                 "missed.\n\n**Workaround:**\n- Run the missed batch by hand with the payout CLI."
                 "\n- Schedule every job in UTC.",
     }  # fmt: skip
-    path = tmp_path / "kb.jsonl"
-    path.write_text(json.dumps(known_issue))
-    knowledge_import_file(path=path, dataset_name="kb-known", activate=True)
+    documents_import(tmp_path / "kb.jsonl", [known_issue], dataset_name="kb-known", activate=True)
     preview = knowledge_search(query="jobs in local time do not run in spring").hits[0].preview
     assert "Jobs scheduled in local time" in preview
     assert preview.endswith("Workaround: Run the missed batch by hand with the payout CLI.")
@@ -124,9 +112,9 @@ def test_asked_what_to_do_a_runbook_outranks_an_incident_review(tmp_path: Path) 
         "type": "runbook", "services": ["Edge"], "tags": ["waf", "cpu"],
         "body": "## Actions\n1. Roll back the latest rule release.\n2. Profile one edge node.",
     }  # fmt: skip
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(d) for d in (review, runbook)))
-    knowledge_import_file(path=path, dataset_name="kb-types", activate=True)
+    documents_import(
+        tmp_path / "kb.jsonl", [review, runbook], dataset_name="kb-types", activate=True
+    )
     question = "cpu pinned at 100% on every waf node after the rule release"
     assert knowledge_search(query=question).hits[0].document.doc_id == "KB-PM-050"
     asked = knowledge_search(query=f"{question}, what do I check first?").hits

@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from PIL import Image, ImageDraw, ImageFont
 
 from copilot.events import DoneEvent, Event, ToolResultEvent
-from incidents.services import incident_import_file
-from knowledge.services import knowledge_import_file
+from copilot.intake.services import intake_reply
+from copilot.models import Conversation
+from tests.factories import documents_import, incidents_import
 
 DEMO = Path(settings.BASE_DIR) / "incidentdesk" / "demo_data"
 # Small on purpose: embedding is most of a test's time on a busy 2-core machine.
@@ -32,9 +34,9 @@ RUNBOOK = {
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 
-def _rows(name: str, keep: Iterable[str], key: str) -> list[str]:
-    lines = (DEMO / name).read_text().splitlines()
-    return [line for line in lines if line.strip() and json.loads(line)[key] in keep]
+def _rows(name: str, keep: Iterable[str], key: str) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in (DEMO / name).read_text().splitlines() if line.strip()]
+    return [row for row in rows if row[key] in keep]
 
 
 @pytest.fixture(autouse=True)
@@ -46,12 +48,29 @@ def _screenshots_in_tmp(settings: Any, tmp_path: Path) -> None:
 @pytest.fixture
 def payments_desk(db: None, tmp_path: Path) -> None:
     """The demo's eight Checkout Gateway incidents and a short runbook."""
-    incidents = tmp_path / "incidents.jsonl"
-    incidents.write_text("\n".join(_rows("incidents.jsonl", SERVICES, "impacted_application")))
-    incident_import_file(path=incidents, dataset_name="payments", activate=True)
-    documents = tmp_path / "kb.jsonl"
-    documents.write_text(json.dumps(RUNBOOK))
-    knowledge_import_file(path=documents, dataset_name="payments-kb", activate=True)
+    rows = _rows("incidents.jsonl", SERVICES, "impacted_application")
+    incidents_import(tmp_path / "incidents.jsonl", rows, dataset_name="payments", activate=True)
+    documents_import(tmp_path / "kb.jsonl", [RUNBOOK], dataset_name="payments-kb", activate=True)
+
+
+def checkout_502_desk(tmp_path: Path, *, doc_id: str, steps: str, **incident: str) -> None:
+    """A runbook (`steps`) and an incident (`incident`'s fields) on Checkout Gateway
+    502s after a deploy: where the injection tests hide their text."""
+    document = {
+        "doc_id": doc_id,
+        "title": "Checkout Gateway 502 errors after a deploy",
+        "type": "runbook",
+        "services": ["Checkout Gateway"],
+        "body": f"## Steps\n{steps}",
+    }
+    documents_import(tmp_path / "kb.jsonl", [document], dataset_name="poisoned-kb", activate=True)
+    row = {
+        "incident_id": "INC-2026-05-05-001",
+        "title": "Checkout Gateway 502s after a deploy",
+        "impacted_application": "Checkout Gateway",
+        **incident,
+    }
+    incidents_import(tmp_path / "incidents.jsonl", [row], dataset_name="poisoned", activate=True)
 
 
 def error_dialog_png(
@@ -75,6 +94,13 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
         return ImageFont.truetype(FONT, size)
     except OSError:
         return ImageFont.load_default(size)
+
+
+def say(
+    conversation: Conversation, user: User, text: str, image: bytes | None = None
+) -> list[Event]:
+    """One intake turn, run to its end."""
+    return list(intake_reply(conversation=conversation, user=user, text=text, image=image))
 
 
 def intake_data(events: list[Event]) -> dict:

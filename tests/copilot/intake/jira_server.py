@@ -17,12 +17,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.http_servers import http_serve, http_stop
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
 _COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
@@ -88,14 +89,11 @@ class JiraServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return  # keep test output clean
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        self._http = http_serve(Handler)
         return self
 
     def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        http_stop(self._http)
 
     @property
     def url(self) -> str:

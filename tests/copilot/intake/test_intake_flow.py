@@ -5,25 +5,18 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from copilot.events import Event, StatusEvent
-from copilot.intake.services import intake_reply
-from copilot.models import AgentRun, Conversation, Decision, Message, Ticket, TicketComment
+from copilot.events import StatusEvent
+from copilot.models import AgentRun, Decision, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from incidents.models import Incident
 from incidents.selectors import incident_search_similar
-from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data
+from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data, say
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
 
 REPORT = "Checkout API returns 502 after the 14:00 deploy"
 # 2-4 words from the key phrase (the service and the symptom), not the raw sentence.
 SHORT_TITLE = "Checkout Gateway 502 errors"
-
-
-def say(
-    conversation: Conversation, user: User, text: str, image: bytes | None = None
-) -> list[Event]:
-    return list(intake_reply(conversation=conversation, user=user, text=text, image=image))
 
 
 def test_a_report_streams_a_status_per_step_then_the_card_and_the_answer(alice: User) -> None:

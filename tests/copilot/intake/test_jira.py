@@ -14,10 +14,13 @@ from pytest_django.fixtures import Settings
 from copilot.intake.services import intake_reply
 from copilot.models import Ticket, TicketComment
 from copilot.services import conversation_create
-from copilot.tickets.base import TicketDraft, TrackerError, get_tracker
+from copilot.tickets.base import TicketDraft, TrackerError
 from copilot.tickets.jira import JiraTracker
+from copilot.tickets.trackers import get_tracker
+from incidentdesk.errors import ConflictError
 from tests.copilot.intake.conftest import done_of, intake_data
 from tests.copilot.intake.jira_server import JiraServer, jira_reply, slow
+from tests.factories import AgentRunFactory
 
 DRAFT = TicketDraft(
     title="Checkout API returns 502 after the 14:00 deploy",
@@ -200,10 +203,7 @@ def test_a_failed_jira_comment_still_keeps_the_decisions(alice: User, jira: Jira
 
 @pytest.mark.usefixtures("payments_desk")
 def test_a_conversation_with_an_answer_running_refuses_a_report(alice: User) -> None:
-    from copilot.models import AgentRun
-    from incidentdesk.errors import ConflictError
-
     conversation = conversation_create(owner=alice)
-    AgentRun.objects.create(conversation=conversation, model="offline")
+    AgentRunFactory(conversation=conversation)
     with pytest.raises(ConflictError):
         intake_reply(conversation=conversation, user=alice, text="Checkout 502s right now")

@@ -15,9 +15,8 @@ from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from copilot.intake.planner import classify
-from copilot.intake.services import intake_reply
 from copilot.services import conversation_create
-from tests.copilot.intake.conftest import error_dialog_png, intake_data
+from tests.copilot.intake.conftest import error_dialog_png, intake_data, say
 from tests.copilot.openai_server import OpenAIServer, error_reply, text_reply
 
 
@@ -57,14 +56,7 @@ def test_the_vision_model_reads_the_screenshot(
 ) -> None:
     openai_server.script(text_reply("new_incident"), text_reply("Error 502 ERR_SEEN_BY_VISION"))
     conversation = conversation_create(owner=alice)
-    events = list(
-        intake_reply(
-            conversation=conversation,
-            user=alice,
-            text="Checkout is failing like this",
-            image=error_dialog_png(),
-        )
-    )
+    events = say(conversation, alice, "Checkout is failing like this", image=error_dialog_png())
     data = intake_data(events)
     vision = next(s for s in data["steps"] if s["name"] == "VISION_ANALYSIS")
     assert vision["outcome"].startswith("vision:")
@@ -80,14 +72,7 @@ def test_when_the_vision_model_fails_ocr_reads_the_screenshot(
     openai_server.script(text_reply("new_incident"), *[error_reply(500)] * 3)
     conversation = conversation_create(owner=alice)
     data = intake_data(
-        list(
-            intake_reply(
-                conversation=conversation,
-                user=alice,
-                text="Checkout is failing like this",
-                image=error_dialog_png(),
-            )
-        )
+        say(conversation, alice, "Checkout is failing like this", image=error_dialog_png())
     )
     vision = next(s for s in data["steps"] if s["name"] == "VISION_ANALYSIS")
     assert vision["outcome"].startswith("OCR (the vision model failed)")

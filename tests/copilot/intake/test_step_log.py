@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.events import DoneEvent
-from copilot.replies import conversation_reply
 from copilot.services import conversation_create
+from tests.copilot.conftest import ask
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
 
@@ -25,13 +25,7 @@ def test_the_plan_and_each_step_are_one_json_line(
 ) -> None:
     caplog.set_level(logging.INFO, logger="copilot.steps")
     conversation = conversation_create(owner=alice)
-    events = list(
-        conversation_reply(
-            conversation=conversation,
-            user=alice,
-            text="Checkout API returns 502 after the 14:00 deploy",
-        )
-    )
+    events = ask(conversation, alice, "Checkout API returns 502 after the 14:00 deploy")
     done = events[-1]
     assert isinstance(done, DoneEvent)
     lines = step_lines(caplog)

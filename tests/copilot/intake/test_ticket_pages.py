@@ -10,10 +10,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from copilot.intake.services import intake_reply
 from copilot.models import Conversation, Ticket
 from copilot.services import conversation_create
-from tests.copilot.intake.conftest import error_dialog_png, intake_data
+from tests.copilot.intake.conftest import error_dialog_png, intake_data, say
 from tests.copilot.intake.jira_server import JiraServer, Reply, jira_reply
 from tests.factories import UserFactory
 
@@ -134,13 +133,11 @@ def test_the_report_screenshot_is_shown_to_the_reporter_and_staff_only(
 ) -> None:
     conversation = conversation_create(owner=alice)
     data = intake_data(
-        list(
-            intake_reply(
-                conversation=conversation,
-                user=alice,
-                text="Checkout API returns 502 after the 14:00 deploy, please file a ticket",
-                image=error_dialog_png(),
-            )
+        say(
+            conversation,
+            alice,
+            "Checkout API returns 502 after the 14:00 deploy, please file a ticket",
+            image=error_dialog_png(),
         )
     )
     key = data["ticket"]["key"]
