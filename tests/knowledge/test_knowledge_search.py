@@ -131,8 +131,6 @@ def test_words_joined_by_a_slash_are_searched_apart(tmp_path: Path) -> None:
          "type": "runbook", "services": [], "tags": ["time"],
          "body": "## During the event\n1. Watch for negative durations in events."},
     ]  # fmt: skip
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(d) for d in documents))
-    knowledge_import_file(path=path, dataset_name="kb-slash", activate=True)
+    documents_import(tmp_path / "kb.jsonl", documents, dataset_name="kb-slash", activate=True)
     hits = knowledge_search(query="runbook for power/cooling events?").hits
     assert hits[0].document.doc_id == "KB-RB-060"
