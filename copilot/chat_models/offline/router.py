@@ -239,6 +239,10 @@ def _decide(
     if first != "knowledge" and document_type(question) and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
+    if _PREPARES_RE.search(question):
+        # "Leap second coming up, anything to watch for?": how to get ready is what
+        # runbooks and known issues say (the past fixes come with them).
+        return "knowledge", f"{first} {p1:.2f}, but asks how to prepare"
     if first == "similar" and _pleads_what_to_do(question):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
         # what to do, which documents answer (the past fixes come with them).
@@ -331,6 +335,14 @@ _REQUEST_RE = re.compile(
 )
 
 
+# Asking how to get ready or what to beware of, before anything has happened.
+_PREPARES_RE = re.compile(
+    r"\b(?:anything|what|things)\s+(?:(?:do|should)\s+(?:i|we)\s+|to\s+)(?:watch|look)\s+"
+    r"(?:out\s+)?for\b|\bgotchas?\b|\bprecautions?\b|\bpitfalls?\b|"
+    r"\bhow\s+(?:do|should|can)\s+(?:i|we)\s+prepare\b|\bwhat\s+could\s+go\s+wrong\b|"
+    r"\b(?:the\s+)?safe(?:st)?\s+way\s+to\b|\bis\s+it\s+safe\s+to\b|\bbest\s+practices?\b",
+    re.IGNORECASE,
+)
 # A closing plea for what to do: the whole of a message's last clause.
 _PLEA_RE = re.compile(
     r"(?:help|ideas|next|thoughts|advice|suggestions|pointers|tips|what\s+now|now\s+what|"

@@ -34,6 +34,8 @@ _DOCUMENT_TYPES = (
     (
         re.compile(
             r"\b(?:post-?mortems?|(?:incident\s+)?reviews?\s+docs?|incident\s+reviews?|"
+            # "our review of the us-east-1 events": a review *of* something is a document.
+            r"(?:our|the)\s+(?:reviews?|write-?ups?)\s+(?:of|on)|"
             r"retros?|retrospectives?)\b",
             re.IGNORECASE,
         ),
