@@ -239,10 +239,14 @@ def _decide(
     if first != "knowledge" and document_type(question) and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
+    if first == "similar" and _GENERAL_CAUSE_RE.search(question):
+        # "Why do X tend to…?", "what causes split brain?": how things work in general
+        # (known issues, architecture, reviews), not which past event it was.
+        return "knowledge", f"similar {p1:.2f}, but asks why things happen in general"
     if _PREPARES_RE.search(question):
         # "Leap second coming up, anything to watch for?": how to get ready is what
         # runbooks and known issues say (the past fixes come with them).
-        return "knowledge", f"{first} {p1:.2f}, but asks how to prepare"
+        return "knowledge", f"{first} {p1:.2f}, but asks what to prepare for or learn"
     if first == "similar" and _pleads_what_to_do(question):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
         # what to do, which documents answer (the past fixes come with them).
@@ -335,12 +339,20 @@ _REQUEST_RE = re.compile(
 )
 
 
+# A cause asked in the simple present, of things in general ("why do our ids skip
+# numbers after a failover?"); "why did…", "what caused…" ask about one event.
+_GENERAL_CAUSE_RE = re.compile(
+    r"^\W*(?:so\s+)?(?:why\s+(?:do|does|would|can|might)|what\s+(?:causes|makes|leads\s+to))\b"
+    r"|\bwhy\s+(?:are|is)\b.*\bso\s+(?:common|frequent|often|many|bad|slow)\b",
+    re.IGNORECASE,
+)
 # Asking how to get ready or what to beware of, before anything has happened.
 _PREPARES_RE = re.compile(
     r"\b(?:anything|what|things)\s+(?:(?:do|should)\s+(?:i|we)\s+|to\s+)(?:watch|look)\s+"
     r"(?:out\s+)?for\b|\bgotchas?\b|\bprecautions?\b|\bpitfalls?\b|"
     r"\bhow\s+(?:do|should|can)\s+(?:i|we)\s+prepare\b|\bwhat\s+could\s+go\s+wrong\b|"
-    r"\b(?:the\s+)?safe(?:st)?\s+way\s+to\b|\bis\s+it\s+safe\s+to\b|\bbest\s+practices?\b",
+    r"\b(?:the\s+)?safe(?:st)?\s+way\s+to\b|\bis\s+it\s+safe\s+to\b|\bbest\s+practices?\b|"
+    r"\blessons?\s+(?:learned|learnt)\b|\btakeaways?\b",
     re.IGNORECASE,
 )
 # A closing plea for what to do: the whole of a message's last clause.

@@ -25,7 +25,9 @@ _DOCUMENT_TYPES = (
     (
         re.compile(
             r"\b(?:known|documented)[- ]"
-            r"(?:issues?|problems?|bugs?|things?|gotchas?|limitations?)\b",
+            r"(?:issues?|problems?|bugs?|things?|gotchas?|limitations?)\b"
+            # "...every 15 minutes, is that expected?": whether it is known behaviour.
+            r"|\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design)\b",
             re.IGNORECASE,
         ),
         "known_issue",
