@@ -171,8 +171,9 @@ def conversation_purge_deleted(*, older_than: dt.timedelta, now: dt.datetime | N
     deleted = selectors.conversation_list_to_purge(deleted_before=now - older_than)
     empty = selectors.conversation_list_empty(created_before=now - EMPTY_CONVERSATION_GRACE)
     ids = {*deleted.values_list("pk", flat=True), *empty.values_list("pk", flat=True)}
-    conversation_remove(conversation_ids=list(ids))
+    # Orphans first: a file whose row this purge deletes must wait for the commit.
     report_screenshot_orphans_delete(older_than=EMPTY_CONVERSATION_GRACE, now=now)
+    conversation_remove(conversation_ids=list(ids))
     return len(ids)
 
 

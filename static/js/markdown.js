@@ -65,9 +65,8 @@ function addLine(line, open, out) {
   const heading = line.match(HEADING);
   const item = line.match(ITEM);
   const quote = line.match(QUOTE);
-  if (!line.trim() || heading || RULE.test(line) || (quote && open.current?.kind !== "quote")) {
-    endBlock(open, !item);
-  }
+  const startsBlock = heading || RULE.test(line) || (quote && open.current?.kind !== "quote");
+  if (!line.trim() || startsBlock) endBlock(open, true);
   if (!line.trim()) return;
   if (heading) return out.append(inline(heading[2], el(`h${heading[1].length}`)));
   if (RULE.test(line)) return out.append(el("hr"));
