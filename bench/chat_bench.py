@@ -22,6 +22,7 @@ import statistics
 import time
 
 from bootstrap import EVAL_DIR
+from django.conf import settings
 from django.contrib.auth.models import User
 from search_bench import DATASET, drop_bench_data, eval_sources, load, percentile
 
@@ -114,7 +115,8 @@ def main() -> None:
         Conversation.objects.filter(owner=user).delete()
         firsts, dones = run(user)
         print(f"conversation_reply, offline engine, {len(dones)} turns, "
-              f"{args.active_incidents} active incidents (ms):")  # fmt: skip
+              f"{args.active_incidents} active incidents (ms), offline pacing "
+              f"{settings.OFFLINE_STREAM_PACE_MS} ms per word group:")  # fmt: skip
         print(f"  first event  p50 {statistics.median(firsts):6.1f}  "
               f"p95 {percentile(firsts, 0.95):6.1f}")  # fmt: skip
         print(f"  done         p50 {statistics.median(dones):6.1f}  "

@@ -358,6 +358,13 @@ def fairness(workers: int) -> None:
         cleanup([*tabs[:1], light, *warming])
 
 
+def pacing(*, external: bool) -> str:
+    """What the offline answers' pacing adds to the figures (bootstrap sets it to 0)."""
+    if external:
+        return "offline pacing: the server's own OFFLINE_STREAM_PACE_MS (up to 1.5 s an answer)"
+    return f"offline pacing: {os.environ['OFFLINE_STREAM_PACE_MS']} ms per word group"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=50, help="concurrent websocket clients")
@@ -382,7 +389,8 @@ def main() -> None:
     sessions = bench_sessions(args.clients)
     processes, base = ([], args.url) if args.url else start_daphne(args.workers)
     try:
-        print(f"server: {base}, {len(processes) or 'external'} daphne process(es)")
+        print(f"server: {base}, {len(processes) or 'external'} daphne process(es), "
+              f"{pacing(external=not processes)}")  # fmt: skip
         asyncio.run(warm_up(base, sessions, len(processes) or 1))
         pids = [process.pid for process in processes]
         database = postgres_pids()  # the pool's backends are open by now

@@ -24,7 +24,7 @@ from copilot.events import Collected, events_collect
 from copilot.models import Conversation, GoldenExample, Ticket
 from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
-from copilot.services import conversation_create
+from copilot.services import conversation_create, conversation_remove
 from copilot.tools import TOOLS, ToolContext, cited_ids_in
 from incidents import selectors as incident_selectors
 from incidents.importers import read_rows
@@ -375,7 +375,8 @@ def conversation_cleanup() -> None:
     """Evaluation conversations are throwaway: nothing is left behind (tickets a
     report-like turn filed would outlive them: their foreign key is SET_NULL)."""
     Ticket.objects.filter(created_by__username=EVAL_USERNAME).delete()
-    Conversation.objects.filter(owner__username=EVAL_USERNAME).delete()
+    owned = Conversation.objects.filter(owner__username=EVAL_USERNAME)
+    conversation_remove(conversation_ids=list(owned.values_list("pk", flat=True)))
 
 
 def run_conversation(

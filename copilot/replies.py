@@ -17,6 +17,7 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from copilot import agent, selectors, services
+from copilot.chat_models import configured_model
 from copilot.chat_models.base import ChatModel
 from copilot.events import Collected, DoneEvent, Event, events_collect
 from copilot.intake import services as intake_services
@@ -93,7 +94,11 @@ def conversation_answer(
     The stream is always read to its end (stopping early would record the
     run as cancelled). An answer that ends in an error event raises it.
     """
-    collected = events_collect(conversation_reply(conversation=conversation, user=user, text=text))
+    # Nobody watches this stream arrive, so the offline engine is not paced.
+    events = conversation_reply(
+        conversation=conversation, user=user, text=text, model=configured_model(paced=False)
+    )
+    collected = events_collect(events)
     if collected.done is not None:
         return collected.done
     error = collected.error
@@ -155,7 +160,10 @@ def _answered(
         "kind": kind, "incident": {}, "similar_incidents": [], "actions": [], "owner_team": "",
         "ticket": None, "ticket_error": "", "decisions": [], "steps": [],
     }  # fmt: skip
-    collected = events_collect(conversation_reply(conversation=conversation, user=user, text=text))
+    events = conversation_reply(
+        conversation=conversation, user=user, text=text, model=configured_model(paced=False)
+    )
+    collected = events_collect(events)
     return _intake_result(conversation, collected, payload, "The answer ended without a reply.")
 
 

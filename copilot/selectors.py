@@ -17,7 +17,14 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from copilot.filtersets import GoldenExampleFilter
-from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
+from copilot.models import (
+    AgentRun,
+    Conversation,
+    GoldenExample,
+    Message,
+    ReportScreenshot,
+    ToolCall,
+)
 from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
@@ -132,6 +139,14 @@ def conversation_list_empty(*, created_before: dt.datetime) -> QuerySet[Conversa
 def conversation_list_to_purge(*, deleted_before: dt.datetime) -> QuerySet[Conversation]:
     """Conversations deleted before `deleted_before` (copilot_conv_deleted index)."""
     return Conversation.objects.filter(deleted_at__lt=deleted_before)
+
+
+def report_screenshot_files(*, conversation_ids: list[int] | None = None) -> set[str]:
+    """The stored file names of report screenshots: all, or those of these conversations."""
+    screenshots = ReportScreenshot.objects.all()
+    if conversation_ids is not None:
+        screenshots = screenshots.filter(message__conversation_id__in=conversation_ids)
+    return set(screenshots.values_list("image", flat=True))
 
 
 def conversation_messages(*, conversation: Conversation) -> QuerySet[Message]:

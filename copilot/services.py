@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
+from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils import timezone
 
 from copilot import selectors
-from copilot.models import AgentRun, Conversation, GoldenExample, Message, ToolCall
+from copilot.models import (
+    AgentRun,
+    Conversation,
+    GoldenExample,
+    Message,
+    ReportScreenshot,
+    ToolCall,
+)
 from copilot.tools import ToolResult
 from incidentdesk import owners
 from incidentdesk.db import rows_insert
@@ -151,6 +160,7 @@ def conversation_restore(*, conversation: Conversation, user: AbstractBaseUser) 
 
 
 EMPTY_CONVERSATION_GRACE = dt.timedelta(days=1)
+SCREENSHOTS_DIR = "screenshots"  # ReportScreenshot.image's upload_to, without the dates
 
 
 @transaction.atomic
@@ -160,9 +170,57 @@ def conversation_purge_deleted(*, older_than: dt.timedelta, now: dt.datetime | N
     now = now or timezone.now()
     deleted = selectors.conversation_list_to_purge(deleted_before=now - older_than)
     empty = selectors.conversation_list_empty(created_before=now - EMPTY_CONVERSATION_GRACE)
-    ids = [*deleted.values_list("pk", flat=True), *empty.values_list("pk", flat=True)]
-    Conversation.objects.filter(pk__in=ids).delete()
-    return len(set(ids))
+    ids = {*deleted.values_list("pk", flat=True), *empty.values_list("pk", flat=True)}
+    # Orphans first: a file whose row this purge deletes must wait for the commit.
+    report_screenshot_orphans_delete(older_than=EMPTY_CONVERSATION_GRACE, now=now)
+    conversation_remove(conversation_ids=list(ids))
+    return len(ids)
+
+
+@transaction.atomic
+def conversation_remove(*, conversation_ids: list[int]) -> None:
+    """Delete conversations for good: messages, runs and the reports' screenshot files.
+
+    A FileField never deletes its file, and once the row is gone nobody can reach
+    it: a screenshot of a production error would stay on disk for ever. The files
+    go once the delete commits, so a rollback keeps rows and files together.
+    """
+    files = selectors.report_screenshot_files(conversation_ids=conversation_ids)
+    Conversation.objects.filter(pk__in=conversation_ids).delete()
+    transaction.on_commit(partial(_screenshot_files_delete, files))
+
+
+def report_screenshot_orphans_delete(*, older_than: dt.timedelta, now: dt.datetime) -> int:
+    """Delete screenshot files no row names any more, older than `older_than`; how many.
+
+    The backstop for rows that went another way (a user deleted in the admin
+    takes their conversations along, a crash between a delete and its commit
+    hook). A younger file may be a report whose row is still being written.
+    """
+    storage = ReportScreenshot.image.field.storage
+    known = selectors.report_screenshot_files()
+    orphans = [
+        name
+        for name in _stored_files(storage, SCREENSHOTS_DIR)
+        if name not in known and storage.get_modified_time(name) < now - older_than
+    ]
+    _screenshot_files_delete(orphans)
+    return len(orphans)
+
+
+def _stored_files(storage: Storage, folder: str) -> Iterator[str]:
+    if not storage.exists(folder):
+        return
+    folders, files = storage.listdir(folder)
+    yield from (f"{folder}/{name}" for name in files)
+    for name in folders:
+        yield from _stored_files(storage, f"{folder}/{name}")
+
+
+def _screenshot_files_delete(names: Iterable[str]) -> None:
+    storage = ReportScreenshot.image.field.storage
+    for name in names:
+        storage.delete(name)  # a file already gone is no error
 
 
 def message_feedback_set(

@@ -390,6 +390,12 @@ COPILOT_TIMEOUT_SECONDS = env_float("COPILOT_TIMEOUT_SECONDS", 60, minimum=0.1)
 # reached the user; each waits COPILOT_RETRY_BACKOFF_SECONDS * 2**attempt.
 COPILOT_MAX_RETRIES = env_int("COPILOT_MAX_RETRIES", 3, minimum=0)
 COPILOT_RETRY_BACKOFF_SECONDS = env_float("COPILOT_RETRY_BACKOFF_SECONDS", 0.5, minimum=0)
+# The offline engine writes a whole answer in milliseconds; shown that fast it
+# lands in one frame and nobody sees it stream. Each group of a few words then
+# waits this long (the total per answer is capped at OFFLINE_STREAM_PACE_TOTAL_SECONDS
+# in copilot.chat_models.offline.engine, so a long answer is not slowed past it).
+# Only answers a person watches are paced (websocket, SSE); tests set it to 0.
+OFFLINE_STREAM_PACE_MS = env_int("OFFLINE_STREAM_PACE_MS", 30, minimum=0)
 if EMBEDDINGS == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("EMBEDDINGS=openai needs OPENAI_API_KEY")
 

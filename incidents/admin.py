@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from incidentdesk.errors import IncidentDeskError, NotFoundError
 from incidents import dataset_selectors, services
 from incidents.importers import FORMATS
-from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
+from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, RetiredReport
 
 
 def confirmation(
@@ -274,3 +274,19 @@ class IncidentAdmin(admin.ModelAdmin[Incident]):
                 self.message_user(request, exc.message, messages.ERROR)
             else:
                 self.message_user(request, f"{incident.incident_id} {outcome}")
+
+
+@admin.register(RetiredReport)
+class RetiredReportAdmin(admin.ModelAdmin[RetiredReport]):
+    """What became of merged and discarded reports: a record, written only by the review."""
+
+    list_display = ["incident_id", "title", "outcome", "merged_into", "retired_at"]
+    list_filter = ["outcome"]
+    search_fields = ["incident_id", "title", "merged_into"]
+    readonly_fields = ["incident_id", "title", "outcome", "merged_into", "retired_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -229,6 +229,36 @@ class Incident(models.Model):
         return self.review_status == self.ReviewStatus.REPORTED
 
 
+class RetiredReport(models.Model):
+    """A chat report staff merged into an incident or discarded.
+
+    The report's row is deleted, so no search can find it, but its id lives on
+    in chat answers, tickets and bookmarks: `/incidents/<id>/` answers with the
+    incident it was merged into, or says it was discarded, never a bare 404.
+    The target is kept as its public id, which outlives re-imports of its row.
+    """
+
+    class Outcome(models.TextChoices):
+        MERGED = "merged", "merged into another incident"
+        DISCARDED = "discarded", "discarded"
+
+    incident_id = models.CharField(max_length=64, help_text="The report's id.")
+    title = models.CharField(max_length=500)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    merged_into = models.CharField(max_length=64, blank=True, help_text="The incident's id.")
+    retired_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-retired_at", "-pk"]
+        indexes = [
+            # retired_report_get: an incident page whose id no longer exists.
+            models.Index(fields=["incident_id"], name="incidents_retired_id_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.incident_id}: {self.get_outcome_display()}"
+
+
 class EmbeddedChunk(models.Model):
     """What every searchable chunk has: text, its embedding, its tsvector.
 

@@ -29,6 +29,7 @@ from incidents.models import (
     DatasetVersion,
     Incident,
     IncidentChunk,
+    RetiredReport,
 )
 from incidents.parsing import as_incident_id, normalize_incident_id
 from incidents.ranking import (
@@ -657,6 +658,12 @@ def incident_get_for_page(*, incident_id: str, version_id: int | None = None) ->
     if found is None:
         raise NotFoundError(f"Incident {wanted} not found.")
     return found
+
+
+def retired_report_get(*, incident_id: str) -> RetiredReport | None:
+    """What became of a chat report merged or discarded under that id, if one was."""
+    wanted = normalize_incident_id(incident_id)
+    return RetiredReport.objects.filter(incident_id=wanted).first()
 
 
 def incident_list_similar(*, incident: Incident, limit: int = 5) -> list[IncidentHit]:

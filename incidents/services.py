@@ -39,7 +39,7 @@ from incidents.importing import (
     rows_import,
     validate_rows,
 )
-from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
+from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, RetiredReport
 from incidents.parsing import normalize_incident_id
 from incidents.selectors import forget_active_versions
 
@@ -466,7 +466,7 @@ def incident_review_merge(*, incident: Incident, into: Incident) -> Incident:
     }
     previous = into.extra.get("merged_reports", [])
     into = incident_update(incident=into, changes={"merged_reports": [*previous, merged]})
-    incident_review_discard(incident=incident)
+    _report_retire(incident, RetiredReport.Outcome.MERGED, merged_into=into.incident_id)
     return into
 
 
@@ -474,6 +474,19 @@ def incident_review_merge(*, incident: Incident, into: Incident) -> Incident:
 def incident_review_discard(*, incident: Incident) -> None:
     """Delete a report that is not an incident (a test, a mistake, a duplicate)."""
     _check_reported(incident)
+    _report_retire(incident, RetiredReport.Outcome.DISCARDED)
+
+
+def _report_retire(incident: Incident, outcome: str, *, merged_into: str = "") -> None:
+    """Delete the report's row, keeping what its id became (links to it still answer)."""
+    retired = RetiredReport(
+        incident_id=incident.incident_id,
+        title=incident.title,
+        outcome=outcome,
+        merged_into=merged_into,
+    )
+    retired.full_clean()
+    retired.save()
     version = incident.version
     incident.delete()
     dataset_version_refresh_counts(version=version)

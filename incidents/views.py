@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from incidentdesk.errors import IncidentDeskError, NotFoundError, StaffOnlyError, page_status
 from incidents import dataset_selectors, ranking, selectors, services
-from incidents.models import Dataset, DatasetVersion, Incident
+from incidents.models import Dataset, DatasetVersion, Incident, RetiredReport
 
 MAX_QUERY_LENGTH = 500
 PAGE_SIZE = 20
@@ -98,7 +98,10 @@ def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
             incident_id=incident_id, version_id=int(version) if version.isdigit() else None
         )
     except NotFoundError as exc:
-        raise Http404(exc.message) from None
+        retired = selectors.retired_report_get(incident_id=incident_id)
+        if retired is None:
+            raise Http404(exc.message) from None
+        return _retired_report(request, retired)
     if not incident.version.is_visible_to(request.user):
         raise Http404(f"Incident {incident.incident_id} not found.")
     context = {
@@ -109,6 +112,21 @@ def incident_detail(request: HttpRequest, incident_id: str) -> HttpResponse:
         "from_results": bool(request.GET.get("results")),
     }
     return render(request, "incidents/detail.html", context)
+
+
+def _retired_report(request: HttpRequest, retired: RetiredReport) -> HttpResponse:
+    """A report's old link: to the incident it was merged into, or why it is gone (410).
+
+    A redirect (302, not 301: browsers would cache it and skip the message).
+    """
+    if retired.outcome == RetiredReport.Outcome.MERGED and retired.merged_into:
+        messages.info(
+            request,
+            f"{retired.incident_id} was a chat report; staff merged it into "
+            f"{retired.merged_into}, shown here.",
+        )
+        return redirect("incident-detail", retired.merged_into)
+    return render(request, "incidents/retired.html", {"report": retired}, status=410)
 
 
 # --- review of chat reports (staff) ---------------------------------------------------

@@ -48,6 +48,12 @@ def _fresh_search_caches() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _unpaced_offline_answers(settings: Any) -> None:
+    """Offline answers stream at once in tests; test_pacing sets its own pace."""
+    settings.OFFLINE_STREAM_PACE_MS = 0
+
+
+@pytest.fixture(autouse=True)
 def _close_db_connections() -> Iterator[None]:
     """Threads and async tests can leave connections that block dropping the test DB."""
     yield

@@ -1,11 +1,13 @@
 // The chat page: asks over the conversation's websocket and shows the events
-// as they come (status line, steps, streamed text); the finished answer, and
-// the intake card, arrive as server-rendered, sanitised HTML. Model text is
-// only ever inserted as text here, never as HTML.
+// as they come (status line, steps, streamed text drawn as Markdown by
+// markdown.js); the finished answer, and the intake card, arrive as
+// server-rendered, sanitised HTML. Model text is only ever inserted as text
+// (textContent, createElement), never as HTML.
 
 import { answerActions, decorateCode } from "./answers.js";
 import { el, fragment, post, setStatus, showProgress, url } from "./dom.js";
 import { addSidebarItem, renameInSidebar } from "./history.js";
+import { LiveMarkdown } from "./markdown.js";
 import { attached, clearAttachment, reportForm } from "./upload.js";
 import "./drawer.js";
 import "./voice.js";
@@ -131,7 +133,7 @@ function liveAnswer(turn, section) {
   const body = section.querySelector(".answer-body");
   body.setAttribute("aria-live", "polite");
   body.setAttribute("aria-busy", "true");
-  return { turn, section, body, steps: null, calls: {} };
+  return { turn, section, body, markdown: new LiveMarkdown(body), steps: null, calls: {} };
 }
 
 // --- failures keep the question ----------------------------------------------------
@@ -192,7 +194,7 @@ async function ask(text) {
 
 const handlers = {
   status(event) { showProgress(event.text); },
-  token(event, live) { keepScrolled(() => live.body.append(event.text)); },
+  token(event, live) { live.markdown.append(event.text, keepScrolled); },
   tool_call(event, live) { addStep(event, live); },
   tool_result(event, live) { finishStep(event, live); renderToolResult(event, live); },
   title(event) { renameInSidebar(event.conversation_id, event.title); },

@@ -55,7 +55,15 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> No
 
 
 @pytest.fixture
-def live_daphne(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+def daphne_env() -> dict[str, str]:
+    """Settings for live_daphne's process; a test module overrides this fixture to change them."""
+    return {}
+
+
+@pytest.fixture
+def live_daphne(
+    transactional_db: None, tmp_path: Path, daphne_env: dict[str, str]
+) -> Iterator[str]:
     """daphne serving the ASGI app (HTTP + websockets, Redis channel layer) on a free port."""
     call_command("collectstatic", interactive=False, verbosity=0)
     port = _free_port()
@@ -64,6 +72,7 @@ def live_daphne(transactional_db: None, tmp_path: Path) -> Iterator[str]:
         **os.environ,
         "DATABASE_URL": _database_url(),
         "DJANGO_SETTINGS_MODULE": "incidentdesk.settings",
+        **daphne_env,
     }
     with log.open("wb") as out:
         process = subprocess.Popen(  # noqa: S603  # our own interpreter and module

@@ -13,7 +13,13 @@ from copilot.models import Message, Ticket
 from copilot.services import conversation_create, conversation_message_append
 from incidents.importers import SourceRow
 from incidents.models import Dataset, ImportJob, Incident
-from incidents.services import INCIDENT_SPEC, dataset_import_rows, incident_mark_reported
+from incidents.services import (
+    INCIDENT_SPEC,
+    dataset_import_rows,
+    incident_mark_reported,
+    incident_review_discard,
+    incident_review_merge,
+)
 from tests.copilot.intake.conftest import error_dialog_png
 from tests.e2e.conftest import SCREENSHOTS
 from tests.factories import DatasetVersionFactory, UserFactory, incident_row
@@ -89,6 +95,34 @@ def test_bob_finds_a_report_badged_below_its_twin_then_reviews_it(
     expect(page.locator("#review-list")).to_contain_text("Nothing to review.")
     page.screenshot(path=SCREENSHOTS / f"review-list-done-{name}.png", full_page=True)
     assert not Incident.objects.filter(review_status="reported").exists()
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_old_links_to_reviewed_away_reports_say_what_became_of_them(
+    live_daphne: str, browser: Any, reports: list[Incident], width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    reviewed, merged, discarded = reports
+    incident_review_merge(incident=merged, into=reviewed)
+    incident_review_discard(incident=discarded)
+    UserFactory(username="alice")
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "alice", f"/incidents/{reviewed.incident_id}/")
+    page.goto(f"{live_daphne}/incidents/{merged.incident_id}/")  # a link in an old answer
+    page.wait_for_url(f"{live_daphne}/incidents/{reviewed.incident_id}/")
+    expect(page.get_by_role("status")).to_contain_text(
+        f"{merged.incident_id} was a chat report; staff merged it into {reviewed.incident_id}"
+    )
+    expect(page.locator("h1")).to_contain_text(reviewed.incident_id)
+    page.screenshot(path=SCREENSHOTS / f"report-merged-redirect-{name}.png", full_page=True)
+
+    response = page.goto(f"{live_daphne}/incidents/{discarded.incident_id}/")
+    assert response is not None and response.status == 410
+    expect(page.locator("h1")).to_have_text(f"{discarded.incident_id} was discarded")
+    expect(page.get_by_role("status")).to_contain_text("Test please ignore")
+    page.screenshot(path=SCREENSHOTS / f"report-discarded-{name}.png", full_page=True)
+    page.close()
 
 
 @pytest.fixture

@@ -164,3 +164,38 @@ def test_the_admin_filters_reports_and_accepts_them(twins, client: Client, bob) 
         {"action": "discard_reports", "_selected_action": [second.pk]},
     )
     assert Incident.objects.filter(pk=second.pk).exists()  # reviewed: not discarded
+
+
+def test_a_merged_reports_page_redirects_to_the_incident_it_joined(
+    twins, client: Client, alice, bob
+) -> None:
+    first, second = twins
+    _report(first)
+    client.force_login(bob)
+    client.post(f"/incidents/review/{first.pk}/", {"action": "merge", "into": second.incident_id})
+    client.force_login(alice)  # an old link in her chat answer
+    response = client.get(f"/incidents/{first.incident_id.lower().replace('-', '\u2011')}/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/incidents/{second.incident_id}/"
+    page = client.get(response["Location"]).content.decode()
+    assert (
+        f"{first.incident_id} was a chat report; staff merged it into {second.incident_id}" in page
+    )
+
+
+def test_a_discarded_reports_page_says_so_with_410_never_a_bare_404(
+    twins, client: Client, alice, bob
+) -> None:
+    first, _ = twins
+    _report(first)
+    client.force_login(bob)
+    client.post("/admin/incidents/incident/",
+                {"action": "discard_reports", "_selected_action": [first.pk]})  # fmt: skip
+    assert not Incident.objects.filter(pk=first.pk).exists()
+    client.force_login(alice)
+    response = client.get(f"/incidents/{first.incident_id}/")
+    assert response.status_code == 410
+    page = response.content.decode()
+    assert f"{first.incident_id}</span> was discarded" in page
+    assert TWIN["title"] in page
+    assert client.get("/incidents/INC-1999-01-01-001/").status_code == 404  # never existed

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import logging
 import re
+import time
 from collections.abc import Iterator, Sequence
 from itertools import count
 
@@ -44,6 +45,10 @@ _CHAT_ONLY_RE = re.compile(
 # quarter of the events a word at a time cost (each passes through the agent
 # loop, the trace and the socket).
 _PIECE_RE = re.compile(r"(?:\S+\s*){1,4}|\s+")
+# Pacing (OFFLINE_STREAM_PACE_MS) never adds more than this to one answer: long
+# answers stream faster instead, so a person still sees them arrive and the
+# time to `done` stays bounded.
+OFFLINE_STREAM_PACE_TOTAL_SECONDS = 1.5
 CHARS_PER_TOKEN = 4
 _call_numbers = count(1)
 
@@ -60,10 +65,12 @@ class OfflineChatModel:
         today: dt.date | None = None,
         incident_version: DatasetVersion | None = None,
         knowledge_version: DatasetVersion | None = None,
+        pace_seconds: float = 0.0,
     ) -> None:
         self.today = today
         self.incident_version = incident_version
         self.knowledge_version = knowledge_version
+        self.pace_seconds = pace_seconds  # between word groups; 0 for tests and benches
 
     def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> Iterator[ModelEvent]:
         """Tool calls when the question has no results yet, else the written answer."""
@@ -85,7 +92,7 @@ class OfflineChatModel:
         answer = write_answer(question, outcomes, conversation_state(messages))
         if golden:
             answer = lead_with_verified(golden[0], answer, outcomes)
-        for piece in _PIECE_RE.findall(answer):
+        for piece in _paced(_PIECE_RE.findall(answer), self.pace_seconds):
             yield TextDelta(piece)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         yield Usage(prompt_chars // CHARS_PER_TOKEN, len(answer) // CHARS_PER_TOKEN)
@@ -118,6 +125,15 @@ class OfflineChatModel:
         return incident_selectors.incident_best_similarity(
             query=query, version=self.incident_version
         )
+
+
+def _paced(pieces: list[str], pace: float) -> Iterator[str]:
+    """The pieces, `pace` seconds apart (less when the answer is long: see the cap)."""
+    gap = min(pace, OFFLINE_STREAM_PACE_TOTAL_SECONDS / max(len(pieces) - 1, 1))
+    for index, piece in enumerate(pieces):
+        if index and gap > 0:
+            time.sleep(gap)
+        yield piece
 
 
 def _tool_calls(routes: Sequence[router.Route]) -> Iterator[ModelEvent]:
