@@ -26,6 +26,7 @@ from django.db import close_old_connections
 
 from copilot import display, replies, selectors, streaming
 from copilot.events import ErrorEvent, StatusEvent
+from incidentdesk import owners
 from incidentdesk.errors import (
     ConflictError,
     IncidentDeskError,
@@ -206,6 +207,40 @@ def user_turn_release(*, user_id: int, token: str) -> None:
         cache.delete(_turn_key(user_id))
 
 
+def user_turn_token() -> str:
+    """A question's claim on its user's turn: unique, and naming this process
+    (`host:pid`) so that `manage.py recover` can free the turn of a process that died."""
+    return f"{owners.current()} {uuid.uuid4().hex}"
+
+
+def user_turns_release_orphaned(*, at_startup: bool = False) -> list[int]:
+    """Free the turns whose process is gone; return their users' ids.
+
+    A daphne killed mid-answer left its user's turn taken, so her next question
+    was told "waiting" until CHAT_RUN_LOCK_SECONDS passed. At start-up, before
+    any worker runs, a turn naming no process (taken before owners were
+    recorded) is freed too; a turn of another host is left to its own server.
+    """
+    released = []
+    for user_id in _users_with_turns():
+        token = cache.get(_turn_key(user_id))
+        if isinstance(token, str) and _turn_is_orphaned(token, at_startup=at_startup):
+            user_turn_release(user_id=user_id, token=token)
+            released.append(user_id)
+    return released
+
+
+def _users_with_turns() -> list[int]:
+    backend: Any = cache  # incidentdesk.cache's Redis cache (settings.CACHES)
+    keys = backend.keys_matching(_turn_key(0).removesuffix("0") + "*")
+    return sorted({int(key.rpartition(":")[2]) for key in keys})
+
+
+def _turn_is_orphaned(token: str, *, at_startup: bool) -> bool:
+    owner, _, _ = token.rpartition(" ")
+    return owners.is_gone(owner) if owner else at_startup
+
+
 _take_turn = sync_to_async(user_turn_take, thread_sensitive=False)
 _release_turn = sync_to_async(user_turn_release, thread_sensitive=False)
 
@@ -223,7 +258,7 @@ async def user_turn(
     if not _is_question(payload):
         yield
         return
-    token = uuid.uuid4().hex
+    token = user_turn_token()
     if not await _take_turn(user_id=user_id, token=token):
         await waiting(StatusEvent(WAITING_FOR_TURN).to_message())
         while not await _take_turn(user_id=user_id, token=token):
