@@ -34,6 +34,7 @@ from incidentdesk.errors import (
     RateLimitedError,
     ValidationError,
 )
+from incidentdesk.unavailable import is_unavailable
 
 logger = logging.getLogger(__name__)
 RATE_WINDOW_SECONDS = 60
@@ -360,7 +361,9 @@ def answer_question(
                 post(display.event_message(event), relay())
     except IncidentDeskError as exc:
         post(error_event(exc).to_message(), False)
-    except Exception:
+    except Exception as exc:
+        if is_unavailable(exc):
+            raise  # not a bug: the socket says "retry in 5 s" and closes (UnavailableWebsocket)
         # A bug must not take the socket down silently: the browser keeps the
         # question in its composer and offers Retry on any `error` event.
         logger.exception("answering in conversation %s failed", conversation_id)
