@@ -25,7 +25,7 @@ from django.core.cache import cache
 from django.db import close_old_connections
 
 from copilot import display, replies, selectors, streaming
-from copilot.events import ErrorEvent, StatusEvent
+from copilot.events import ErrorEvent, Event, StatusEvent
 from incidentdesk import owners
 from incidentdesk.errors import (
     ConflictError,
@@ -268,6 +268,69 @@ async def user_turn(
         yield
     finally:
         await _release_turn(user_id=user_id, token=token)
+
+
+# --- the same rules over HTTP --------------------------------------------------------------
+# POST /api/chat/ and POST /api/incident run the copilot too; without these, a
+# script could hold every answering thread the websocket's rules protect. A
+# request cannot wait on the event loop as a socket does: it is refused with
+# 429 and Retry-After instead (the API's handler for RateLimitedError).
+USER_TURN_RETRY_SECONDS = 5
+
+
+class QuestionTurn:
+    """A question asked over HTTP, under the websocket's per-user rules: one running
+    answer per user (across tabs, sockets and requests) and CHAT_QUESTIONS_PER_MINUTE.
+
+    `with QuestionTurn(user_id=...)` raises RateLimitedError or holds the turn
+    until the block ends; `holding(events)` hands it to a stream instead, which
+    frees it when the stream ends (a stream never started keeps it until it
+    expires, CHAT_RUN_LOCK_SECONDS, or `manage.py recover` finds its process gone).
+    """
+
+    def __init__(self, *, user_id: int) -> None:
+        self.user_id, self.token, self.handed_over = user_id, user_turn_token(), False
+
+    def __enter__(self) -> QuestionTurn:
+        if not user_turn_take(user_id=self.user_id, token=self.token):
+            raise RateLimitedError(
+                "Another answer of yours is still being written (another tab or request); "
+                f"try again in {USER_TURN_RETRY_SECONDS} s.",
+                {"retry_after": USER_TURN_RETRY_SECONDS},
+            )
+        try:
+            _check_rate(_question_count(self.user_id))
+        except RateLimitedError:
+            self.release()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if not self.handed_over:
+            self.release()
+
+    def holding(self, events: Iterator[Event]) -> Iterator[Event]:
+        self.handed_over = True
+        return self._held(events)
+
+    def _held(self, events: Iterator[Event]) -> Iterator[Event]:
+        try:
+            yield from events
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        user_turn_release(user_id=self.user_id, token=self.token)
+
+
+def _question_count(user_id: int) -> int:
+    """Count one more question of the user this minute (the websocket's counter)."""
+    rate_key = cache.make_key(_rate_key(user_id))
+    with _redis_pipeline() as pipe:
+        pipe.set(rate_key, 0, ex=RATE_WINDOW_SECONDS * 2, nx=True)
+        pipe.incr(rate_key)
+        _, count = pipe.execute()
+    return int(count)
 
 
 def _is_question(payload: Any) -> bool:
