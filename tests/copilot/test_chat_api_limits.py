@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 
 from copilot import asking
 from copilot.models import Conversation, Message
+from copilot.services import conversation_create
 from tests.copilot.openai_server import OpenAIServer, text_reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("roomy_api_rates")]
@@ -53,11 +54,13 @@ def test_while_an_answer_of_hers_runs_alice_is_told_to_retry_not_given_a_second(
     openai_settings.COPILOT_TIMEOUT_SECONDS = 60  # the held reply must not time out
     held = threading.Event()
     openai_server.script(replace(text_reply("The first answer."), gate=held))
+    titled = conversation_create(owner=alice, title="first")  # no title asked of the model
     first: dict[str, Any] = {}
 
     def ask_first() -> None:
         try:
-            first["response"] = client_of(alice).post("/api/chat/", {"message": QUESTION})
+            question = {"conversation_id": titled.pk, "message": QUESTION}
+            first["response"] = client_of(alice).post("/api/chat/", question)
         finally:
             connection.close()  # the thread's own, which would keep the test database open
 
