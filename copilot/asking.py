@@ -25,7 +25,8 @@ from django.core.cache import cache
 from django.db import close_old_connections
 
 from copilot import display, replies, selectors, streaming
-from copilot.events import ErrorEvent, StatusEvent
+from copilot.events import ErrorEvent, Event, StatusEvent
+from incidentdesk import owners
 from incidentdesk.errors import (
     ConflictError,
     IncidentDeskError,
@@ -33,6 +34,7 @@ from incidentdesk.errors import (
     RateLimitedError,
     ValidationError,
 )
+from incidentdesk.unavailable import is_unavailable
 
 logger = logging.getLogger(__name__)
 RATE_WINDOW_SECONDS = 60
@@ -206,6 +208,40 @@ def user_turn_release(*, user_id: int, token: str) -> None:
         cache.delete(_turn_key(user_id))
 
 
+def user_turn_token() -> str:
+    """A question's claim on its user's turn: unique, and naming this process
+    (`host:pid`) so that `manage.py recover` can free the turn of a process that died."""
+    return f"{owners.current()} {uuid.uuid4().hex}"
+
+
+def user_turns_release_orphaned(*, at_startup: bool = False) -> list[int]:
+    """Free the turns whose process is gone; return their users' ids.
+
+    A daphne killed mid-answer left its user's turn taken, so her next question
+    was told "waiting" until CHAT_RUN_LOCK_SECONDS passed. At start-up, before
+    any worker runs, a turn naming no process (taken before owners were
+    recorded) is freed too; a turn of another host is left to its own server.
+    """
+    released = []
+    for user_id in _users_with_turns():
+        token = cache.get(_turn_key(user_id))
+        if isinstance(token, str) and _turn_is_orphaned(token, at_startup=at_startup):
+            user_turn_release(user_id=user_id, token=token)
+            released.append(user_id)
+    return released
+
+
+def _users_with_turns() -> list[int]:
+    backend: Any = cache  # incidentdesk.cache's Redis cache (settings.CACHES)
+    keys = backend.keys_matching(_turn_key(0).removesuffix("0") + "*")
+    return sorted({int(key.rpartition(":")[2]) for key in keys})
+
+
+def _turn_is_orphaned(token: str, *, at_startup: bool) -> bool:
+    owner, _, _ = token.rpartition(" ")
+    return owners.is_gone(owner) if owner else at_startup
+
+
 _take_turn = sync_to_async(user_turn_take, thread_sensitive=False)
 _release_turn = sync_to_async(user_turn_release, thread_sensitive=False)
 
@@ -223,7 +259,7 @@ async def user_turn(
     if not _is_question(payload):
         yield
         return
-    token = uuid.uuid4().hex
+    token = user_turn_token()
     if not await _take_turn(user_id=user_id, token=token):
         await waiting(StatusEvent(WAITING_FOR_TURN).to_message())
         while not await _take_turn(user_id=user_id, token=token):
@@ -232,6 +268,69 @@ async def user_turn(
         yield
     finally:
         await _release_turn(user_id=user_id, token=token)
+
+
+# --- the same rules over HTTP --------------------------------------------------------------
+# POST /api/chat/ and POST /api/incident run the copilot too; without these, a
+# script could hold every answering thread the websocket's rules protect. A
+# request cannot wait on the event loop as a socket does: it is refused with
+# 429 and Retry-After instead (the API's handler for RateLimitedError).
+USER_TURN_RETRY_SECONDS = 5
+
+
+class QuestionTurn:
+    """A question asked over HTTP, under the websocket's per-user rules: one running
+    answer per user (across tabs, sockets and requests) and CHAT_QUESTIONS_PER_MINUTE.
+
+    `with QuestionTurn(user_id=...)` raises RateLimitedError or holds the turn
+    until the block ends; `holding(events)` hands it to a stream instead, which
+    frees it when the stream ends (a stream never started keeps it until it
+    expires, CHAT_RUN_LOCK_SECONDS, or `manage.py recover` finds its process gone).
+    """
+
+    def __init__(self, *, user_id: int) -> None:
+        self.user_id, self.token, self.handed_over = user_id, user_turn_token(), False
+
+    def __enter__(self) -> QuestionTurn:
+        if not user_turn_take(user_id=self.user_id, token=self.token):
+            raise RateLimitedError(
+                "Another answer of yours is still being written (another tab or request); "
+                f"try again in {USER_TURN_RETRY_SECONDS} s.",
+                {"retry_after": USER_TURN_RETRY_SECONDS},
+            )
+        try:
+            _check_rate(_question_count(self.user_id))
+        except RateLimitedError:
+            self.release()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if not self.handed_over:
+            self.release()
+
+    def holding(self, events: Iterator[Event]) -> Iterator[Event]:
+        self.handed_over = True
+        return self._held(events)
+
+    def _held(self, events: Iterator[Event]) -> Iterator[Event]:
+        try:
+            yield from events
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        user_turn_release(user_id=self.user_id, token=self.token)
+
+
+def _question_count(user_id: int) -> int:
+    """Count one more question of the user this minute (the websocket's counter)."""
+    rate_key = cache.make_key(_rate_key(user_id))
+    with _redis_pipeline() as pipe:
+        pipe.set(rate_key, 0, ex=RATE_WINDOW_SECONDS * 2, nx=True)
+        pipe.incr(rate_key)
+        _, count = pipe.execute()
+    return int(count)
 
 
 def _is_question(payload: Any) -> bool:
@@ -325,7 +424,9 @@ def answer_question(
                 post(display.event_message(event), relay())
     except IncidentDeskError as exc:
         post(error_event(exc).to_message(), False)
-    except Exception:
+    except Exception as exc:
+        if is_unavailable(exc):
+            raise  # not a bug: the socket says "retry in 5 s" and closes (UnavailableWebsocket)
         # A bug must not take the socket down silently: the browser keeps the
         # question in its composer and offers Retry on any `error` event.
         logger.exception("answering in conversation %s failed", conversation_id)

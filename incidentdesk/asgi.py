@@ -18,12 +18,16 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 django_asgi_app = get_asgi_application()
 
 from copilot.routing import websocket_urlpatterns  # noqa: E402
+from incidentdesk.unavailable import UnavailableWebsocket  # noqa: E402
 from incidentdesk.websocket_origin import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        # Origin compared by scheme, host and port (not only the host).
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Origin compared by scheme, host and port (not only the host); a lost
+        # database or Redis is an `error` event and a clean close, not a 1011.
+        "websocket": UnavailableWebsocket(
+            SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+        ),
     }
 )

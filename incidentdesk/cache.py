@@ -41,3 +41,10 @@ class ReusedClientRedisCache(RedisCache):
         the way `add`, `incr` and `get` of this cache store and read them.
         """
         return self._cache.get_client(write=True).pipeline(transaction=False)
+
+    def keys_matching(self, pattern: str) -> list[str]:
+        """The keys matching `pattern` (a glob over keys as this cache's callers name
+        them, without the prefix), read with SCAN: KEYS would block Redis for everyone."""
+        prefix = self.make_key("")
+        client = self._cache.get_client()
+        return [key.decode()[len(prefix) :] for key in client.scan_iter(match=prefix + pattern)]

@@ -135,12 +135,17 @@ _database.setdefault("OPTIONS", {})["options"] = (
 # were never reused: every question opened a new PostgreSQL backend, with
 # cold caches, and paid for it (bench/ws_bench.py, bench/search_bench.py).
 DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 20, minimum=0)
+# How long a request waits for a free connection before its 503 with
+# Retry-After (incidentdesk/unavailable.py). psycopg_pool's 30 s held the
+# request, its daphne thread and the browser for half a minute; a few seconds
+# cover a burst, and past that retrying later is the honest answer.
+DATABASE_POOL_TIMEOUT_SECONDS = env_float("DATABASE_POOL_TIMEOUT_SECONDS", 5, minimum=0.1)
 if DATABASE_POOL_SIZE:
     _database["CONN_MAX_AGE"] = 0  # the pool keeps them instead
     _database["OPTIONS"]["pool"] = {
         "min_size": min(4, DATABASE_POOL_SIZE),
         "max_size": DATABASE_POOL_SIZE,
-        "timeout": 30,
+        "timeout": DATABASE_POOL_TIMEOUT_SECONDS,
     }
 # Parameters bound by the server, not quoted into the SQL by psycopg, and a
 # statement a connection has run five times prepared: the copilot's inserts

@@ -79,6 +79,7 @@ def roomy_api_rates(settings: Any) -> None:
             "chat": "10000/minute",
         },
     }
+    settings.CHAT_QUESTIONS_PER_MINUTE = 10000  # the chat's own count, shared with the API
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from copilot import replies, selectors, services
+from copilot import asking, replies, selectors, services
 from copilot.api.serializers import (
     ConversationDetailSerializer,
     ConversationSerializer,
@@ -355,19 +355,16 @@ class ChatApi(APIView):
     def post(self, request: Request) -> Any:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        conversation = services.conversation_for_question(
-            user=current_user(request),
-            conversation_id=data.validated_data.get("conversation_id"),
-        )
-        user = current_user(request)
-        if isinstance(request.accepted_renderer, EventStreamRenderer):
-            events = replies.conversation_reply(
-                conversation=conversation, user=user, text=data.validated_data["message"]
+        user, text = current_user(request), data.validated_data["message"]
+        # The websocket's per-user rules, checked before a conversation is created.
+        with asking.QuestionTurn(user_id=user.pk) as turn:
+            conversation = services.conversation_for_question(
+                user=user, conversation_id=data.validated_data.get("conversation_id")
             )
-            return event_stream_response(request, events)
-        done = replies.conversation_answer(
-            conversation=conversation, user=user, text=data.validated_data["message"]
-        )
+            if isinstance(request.accepted_renderer, EventStreamRenderer):
+                events = replies.conversation_reply(conversation=conversation, user=user, text=text)
+                return event_stream_response(request, turn.holding(events))
+            done = replies.conversation_answer(conversation=conversation, user=user, text=text)
         return Response(self.OutputSerializer(done).data)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from copilot import services
+from copilot.asking import QuestionTurn
 from copilot.intake import media
 from copilot.intake.services import MAX_TEXT_CHARS
 from copilot.replies import intake_report
@@ -97,18 +98,20 @@ class IncidentReportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = current_user(request)
-        conversation = services.conversation_for_question(
-            user=user, conversation_id=data.validated_data.get("conversation_id")
-        )
         audio = data.validated_data.get("audio")
-        result = intake_report(
-            conversation=conversation,
-            user=user,
-            text=data.validated_data["text"],
-            image=_read(data.validated_data.get("image"), "image"),
-            audio=_read(audio, "audio"),
-            audio_name=audio.name if audio else "",
-        )
+        # The websocket's per-user rules, checked before a conversation is created.
+        with QuestionTurn(user_id=user.pk):
+            conversation = services.conversation_for_question(
+                user=user, conversation_id=data.validated_data.get("conversation_id")
+            )
+            result = intake_report(
+                conversation=conversation,
+                user=user,
+                text=data.validated_data["text"],
+                image=_read(data.validated_data.get("image"), "image"),
+                audio=_read(audio, "audio"),
+                audio_name=audio.name if audio else "",
+            )
         return Response(self.OutputSerializer(result).data)
 
 

@@ -20,7 +20,9 @@ const sendButton = document.getElementById("send");
 const stopButton = document.getElementById("stop");
 const retryButton = document.getElementById("retry");
 
-const REFUSED = new Set(["invalid", "rate_limited", "busy", "not_found"]);
+// Refused before any answer was written: the empty turn goes, the question back
+// into the composer ("unavailable": the database or Redis is down, nothing was stored).
+const REFUSED = new Set(["invalid", "rate_limited", "busy", "not_found", "unavailable"]);
 // `pending` is the question on its way; it goes back into the composer on any failure.
 const state = {
   id: chat.dataset.conversationId, socket: null, live: null, busy: false, pending: null, stopping: false,

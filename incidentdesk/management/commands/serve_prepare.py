@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from copilot.asking import conversation_claims_release
+from copilot.asking import conversation_claims_release, user_turns_release_orphaned
 from copilot.services import agent_run_fail_interrupted
 from incidentdesk.db import declared_indexes_ensure
 from incidents.services import import_job_requeue_interrupted
@@ -31,12 +31,15 @@ class Command(BaseCommand):
 
         1. indexes an import dropped and never rebuilt; 2. answers left `running`
         (their conversations would stay busy: the row, and the claim Redis kept);
-        3. import jobs that lost their worker.
+        3. users' answer turns Redis kept for a process that died (their next
+        question would wait); 4. import jobs that lost their worker.
         """
         for name in declared_indexes_ensure():
             self.stdout.write(f"Rebuilt the missing index {name}")
         if conversations := agent_run_fail_interrupted():
             conversation_claims_release(conversation_ids=conversations)
             self.stdout.write(f"Marked {len(conversations)} interrupted answer(s) as failed")
+        if users := user_turns_release_orphaned(at_startup=True):
+            self.stdout.write(f"Freed the answer turn of {len(users)} user(s)")
         if jobs := import_job_requeue_interrupted():
             self.stdout.write(f"Queued {len(jobs)} interrupted import job(s) again")
