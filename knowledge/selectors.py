@@ -192,7 +192,7 @@ def knowledge_search(
 _WHAT_TO_DO_RE = re.compile(
     r"\b(?:what\s+(?:do|should|can)\s+(?:i|we|you)\s+do|what\s+now|what\s+to\s+do|"
     r"how\s+(?:do|should|can|would)\s+(?:i|we)|next\s+steps?|first\s+steps?|steps?\s+to|"
-    r"procedure|checklist|playbook|how\s+to\s+(?:handle|fix|stop|recover|respond|mitigate)|"
+    r"procedure|checklist|playbook|runbook|how\s+to\s+(?:handle|fix|stop|recover|respond|mitigate)|"
     r"first\s+\d+\s+min\w*|what\s+(?:do|should|can)\s+(?:i|we)\s+check|where\s+do\s+(?:i|we)\s+start|"
     r"now\s+what|ideas|advice|pointers|suggestions)\b",
     re.IGNORECASE,
@@ -231,12 +231,9 @@ def _section(chunk_text: str) -> str:
 
 def _action_sections(ranked: Sequence[Any], texts: list[str]) -> list[str]:
     """For the best few documents, their first action section instead of the
-    winning chunk when that is not one (one query for all of them)."""
-    wanted = {
-        r.parent.pk: i
-        for i, r in enumerate(ranked[:PASSAGE_HITS])
-        if not _ACTION_HEADING_RE.search(_section(texts[i]))
-    }
+    winning chunk, even a later action chunk: runbooks put the first steps first
+    (one query for all of them)."""
+    wanted = {r.parent.pk: i for i, r in enumerate(ranked[:PASSAGE_HITS])}
     if not wanted:
         return texts
     chunks = KnowledgeChunk.objects.filter(document_id__in=wanted).order_by("document", "ordinal")

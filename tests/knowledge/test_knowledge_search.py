@@ -81,6 +81,9 @@ def test_what_to_do_quotes_the_steps_not_the_prevention(tmp_path: Path) -> None:
     preview = knowledge_search(query=question).hits[0].preview
     assert preview.startswith("Actions: ")
     assert "Pause the producers." in preview
+    # Asking for the runbook asks for its steps too.
+    asked = knowledge_search(query="do we have a runbook for oldest message age alerts?")
+    assert asked.hits[0].preview.startswith("Actions: ")
     # The same words without asking what to do keep the closest section.
     assert "Prevention" in knowledge_search(query="oldest message age alert").hits[0].preview
 
