@@ -45,7 +45,9 @@ _RECURRENCE_RE = re.compile(
 )
 _SIMILAR_RE = re.compile(
     r"\b(?:more\s+like\s+(?:this|that|it|these|those)|similar\s+(?:ones|incidents|outages)|"
-    r"(?:other|any)\s+(?:incidents|outages|ones)\s+like)\b",
+    r"(?:other|any)\s+(?:incidents|outages|ones)\s+like|"
+    # "anything similar at Google?", "has GitHub had something like that?"
+    r"(?:anything|something|anyone|others?)\s+(?:else\s+)?(?:similar|like\s+(?:this|that|it)))\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
@@ -131,7 +133,8 @@ _POINTER_WORDS = frozenset(
     {
         "this", "those", "these", "them", "they", "kind", "sort", "type", "like", "same",
         "similar", "thing", "things", "one", "ones", "case", "cases", "got", "exist",
-        "exists", "anything", "something", "should", "would", "could", "need",
+        "exists", "anything", "something", "should", "would", "could", "need", "else",
+        "anyone", "other", "others", "more", "incidents", "outages",
     }
 )  # fmt: skip
 
@@ -148,9 +151,11 @@ def _recurrence_follow_up(question: str, state: ConversationState) -> list[Route
 
 
 def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
-    """More incidents like the one in focus, from any time."""
+    """More incidents like the one in focus, from any time; where the question names
+    more ("…at Google?"), those words are searched too."""
     limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
-    query = state.focus[0].title
+    own = _own_subject(question)
+    query = f"{state.focus[0].title} {own}" if own else state.focus[0].title
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
 
 
