@@ -136,6 +136,7 @@ def run_tool(
                 days=args["days"],
                 limit=args["limit"],
                 now=today,
+                application=args.get("app_name"),
                 version=corpus.incidents,
             )
         ),

@@ -172,15 +172,26 @@ def get_incidents_by_application(arguments: dict[str, Any], context: ToolContext
 
 
 def get_recent_incidents(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-    """List incidents that occurred in the last `days` days, newest first."""
-    _reject_unknown(arguments, {"days", "limit"})
+    """List incidents that occurred in the last `days` days, newest first; only
+    those of `app_name` when given."""
+    _reject_unknown(arguments, {"days", "limit", "app_name"})
     days = _integer(arguments, "days", 7, MAX_DAYS)
     limit = _integer(arguments, "limit", 10, MAX_LIMIT)
+    app_name = _text(arguments, "app_name", required=False) or None
     incidents = incident_selectors.incident_list_recent(
-        days=days, limit=limit, now=context.now, version=context.incident_version
+        days=days,
+        limit=limit,
+        now=context.now,
+        application=app_name,
+        version=context.incident_version,
     )
-    heading = f"Incidents from the last {days} days, newest first:"
-    data = {"days": days, "results": [incident_data(incident) for incident in incidents]}
+    of = f" of '{app_name}'" if app_name else ""
+    heading = f"Incidents{of} from the last {days} days, newest first:"
+    data = {
+        "days": days,
+        "app_name": app_name,
+        "results": [incident_data(incident) for incident in incidents],
+    }
     ids = tuple(incident.incident_id for incident in incidents)
     text = incidents_text(list(incidents), heading=heading, brief=len(ids) > BRIEF_OVER)
     return ToolResult(text, data, len(ids), ids)
@@ -375,6 +386,8 @@ _REGISTRY = (
         parameters={
             "days": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 7},
             "limit": _LIMIT | {"default": 10},
+            # Optional: "recent GitHub incidents" lists one application's only.
+            "app_name": {"type": "string"},
         },
         required=(),
         wording=Wording(

@@ -555,20 +555,26 @@ def incident_list_recent(
     days: int = 7,
     limit: int = 10,
     now: dt.date | None = None,
+    application: str | None = None,
     version: DatasetVersion | None = None,
 ) -> list[Incident]:
-    """Incidents that occurred in the last `days` days up to `now`, newest first.
+    """Incidents that occurred in the last `days` days up to `now`, newest first;
+    of the applications `application` names (as `incident_list_by_application`
+    matches names: exactly, then by words), when given.
 
     `occurred_at` is filled from the id (INC-YYYY-MM-DD-NNN) at import when
     the data has no date, so both sources count.
     """
     today = now or timezone.localdate()
     start = today - dt.timedelta(days=days)
+    incidents = incident_scope(version).filter(occurred_at__gte=start, occurred_at__lte=today)
+    if application:
+        match = qp.match_applications(application, application_catalog(version))
+        if match is None:
+            return []  # a name nothing answers to: none of its incidents, not all
+        incidents = incidents.filter(impacted_application__in=match.applications)
     return list(
-        incident_scope(version)
-        .filter(occurred_at__gte=start, occurred_at__lte=today)
-        .select_related("version__dataset")
-        .order_by("-occurred_at", "incident_id")[:limit]
+        incidents.select_related("version__dataset").order_by("-occurred_at", "incident_id")[:limit]
     )
 
 

@@ -64,8 +64,9 @@ TODAY = dt.date(2026, 1, 10)
          "search_similar_incidents",
          {"query": "why did merchants get 403s after we rotated keys?", "limit": 5}),
         ("What broke in the last 2 weeks?", "get_recent_incidents", {"days": 14, "limit": 10}),
-        ("PayU Core incidents in the last 30 days", "search_similar_incidents",
-         {"query": "PayU Core incidents in the last 30 days", "limit": 5}),
+        # An application's incidents by date: the listing, of that application only...
+        ("PayU Core incidents in the last 30 days", "get_recent_incidents",
+         {"days": 30, "limit": 10, "app_name": "PayU Core"}),
         # The issue's own case: the window is a filter, the subject is kept as the query.
         ("PayU Core timeouts in the last 90 days", "search_similar_incidents",
          {"query": "PayU Core timeouts in the last 90 days", "limit": 5}),

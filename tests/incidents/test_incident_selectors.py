@@ -152,6 +152,13 @@ def test_recent_incidents_cross_the_year_and_use_the_date_from_the_id(version) -
     assert incident_list_recent(days=14, now=dt.date(2025, 12, 29)) == []
 
 
+def test_recent_incidents_of_one_application(version) -> None:
+    recent = incident_list_recent(days=14, now=TODAY, application="settlement & reporting")
+    assert [i.incident_id for i in recent] == ["INC-2025-12-30-001"]
+    # A name nothing answers to lists none of its incidents, not every recent one.
+    assert incident_list_recent(days=14, now=TODAY, application="Nonexistent Pay") == []
+
+
 def test_selectors_use_a_fixed_number_of_queries(version, django_assert_max_num_queries) -> None:
     with django_assert_max_num_queries(4):
         incident_list_recent(days=3650, limit=50, now=TODAY)

@@ -115,7 +115,10 @@ def understand(
     if guess.is_greeting:
         return Understanding("chit_chat", guess.confidence, ())
     intent, considered = _decide(question, guess.among(SEARCH_INTENTS), catalog, today, probe)
-    routers = _ROUTERS | {"recent": functools.partial(_recent, topics=topics)}
+    routers = _ROUTERS | {
+        "recent": functools.partial(_recent, topics=topics),
+        "by_application": functools.partial(_by_application, topics=topics),
+    }
     routes = routers[intent](question, catalog, today)
     if isinstance(considered, Evidence):
         # Weighed on evidence, so shown with it: the other search's best results too.
@@ -492,12 +495,16 @@ _TAGGED_RE = re.compile(
 
 
 def _by_application(
-    question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
+    question: str,
+    catalog: Sequence[qp.ApplicationEntry],
+    today: dt.date,
+    topics: frozenset[str] | None = None,
 ) -> list[Route]:
     window, _ = qp.parse_time_window(question, today)
     if window is not None:
-        # A window is a filter of the search, the application its subject.
-        return _window_search(question, "application + window")
+        # A window makes it a listing by date of the application (or, with more
+        # to search for, a search filtered by both).
+        return _recent(question, catalog, today, topics)
     mention = qp.find_application_mention(question, catalog)
     subject = _application_argument(mention) if mention else _subject_words(question)
     if not subject:
@@ -523,18 +530,29 @@ def _recent(
     window, rest = qp.parse_time_window(question, today)
     if window is None:
         window = qp.TimeWindow(today - dt.timedelta(days=7), today, "last 7 days")
+    mention = qp.find_application_mention(rest, catalog)
+    beside = _without(rest, mention.subject) if mention else rest
     narrowed = (
-        qp.find_application_mention(rest, catalog)
-        or qp.parse_category(rest)
-        or qp.parse_repeat(rest)
-        or qp.parse_severity(rest)
-        or _topic_words(rest, topics)
+        qp.parse_category(beside)
+        or qp.parse_repeat(beside)
+        or qp.parse_severity(beside)
+        or _topic_words(beside, topics)
     )
     if narrowed or window.days is None or window.end != today:
-        # Filters beyond the date, or a calendar window: the search applies them together.
+        # Filters beyond the date and the application, or a calendar window: the
+        # search applies them together.
         return _window_search(question, "window + filters")
-    arguments = {"days": max(window.days, 1), "limit": limit_for(question, "get_recent_incidents")}
+    limit = limit_for(question, "get_recent_incidents")
+    arguments: dict[str, Any] = {"days": max(window.days, 1), "limit": limit}
+    if mention:
+        # "Recent GitHub incidents": the listing by date, of that application only.
+        arguments["app_name"] = _application_argument(mention)
     return [Route("get_recent_incidents", arguments, window.label)]
+
+
+def _without(text: str, subject: str) -> str:
+    """`text` as the router reads it, without an application's name."""
+    return re.sub(rf"(?<![\w.]){re.escape(subject)}(?![\w.])", " ", _normalised(text))
 
 
 def _window_search(question: str, reason: str) -> list[Route]:
