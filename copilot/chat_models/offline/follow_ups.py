@@ -113,8 +113,11 @@ def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]
     for power/cooling events?") plus the incident in focus ("...for that?")."""
     own = _own_subject(question)
     query = f"{own} {state.topic}" if own else state.topic
-    arguments: dict[str, Any] = {"query": query, "limit": DEFAULT_LIMITS["search_knowledge"]}
     doc_type = document_type(question)
+    if _PROCEDURE_RE.search(question) or doc_type == "runbook":
+        # The ask goes with the topic, so the documents are quoted for their steps.
+        query = f"what to do about {query}"
+    arguments: dict[str, Any] = {"query": query, "limit": DEFAULT_LIMITS["search_knowledge"]}
     if doc_type:
         arguments["type_filter"] = doc_type
     return [Route("search_knowledge", arguments, "knowledge follow-up")]
