@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -68,11 +68,15 @@ class KnowledgeSearch:
     query: str
     hits: list[KnowledgeHit]
     filters: dict[str, str] = field(default_factory=dict)
+    loosened: str = ""  # a service filter that matched nothing and was dropped
 
     def as_text(self) -> str:
         """What the model reads: one block per document, best first."""
         if not self.hits:
             return f"No knowledge documents match: {self.query}"
+        if self.loosened:
+            lead = f"No document matched service {self.loosened}, so it was loosened:\n"
+            return lead + replace(self, loosened="").as_text()
         blocks = [
             f"Document ID: {h.document.doc_id}\nTitle: {h.document.title}\n"
             f"Type: {h.document.type}\nServices: {', '.join(h.document.services)}\n"
@@ -153,6 +157,23 @@ def knowledge_search(
     Each filter is one value or several (any of them matches); an empty
     query with filters lists the matching documents by id.
     """
+    found = _knowledge_search(query, limit, type_filter, service_filter, tag_filter, version)
+    if found.hits or not filter_values(service_filter) or not content_words(query):
+        return found
+    # A service named loosely ("the payments service") may be listed by no document
+    # in those words: the nearest documents without it, saying so.
+    wider = _knowledge_search(query, limit, type_filter, None, tag_filter, version)
+    return replace(wider, loosened=", ".join(filter_values(service_filter)))
+
+
+def _knowledge_search(
+    query: str,
+    limit: int,
+    type_filter: Filter,
+    service_filter: Filter,
+    tag_filter: Filter,
+    version: DatasetVersion | None,
+) -> KnowledgeSearch:
     filters = {
         name: ", ".join(values)
         for name, value in (("type", type_filter), ("service", service_filter), ("tag", tag_filter))

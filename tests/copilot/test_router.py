@@ -50,6 +50,10 @@ TODAY = dt.date(2026, 1, 10)
          {"query": "we're upgrading the broker next week, any gotchas?", "limit": 10}),
         ("what's the safest way to fail over the settlement database", "search_knowledge",
          {"query": "what's the safest way to fail over the settlement database", "limit": 10}),
+        # A service the user names is a filter of the documents.
+        ("runbooks for the ledger service", "search_knowledge",
+         {"query": "runbooks for the ledger service", "limit": 10, "type_filter": "runbook",
+          "service_filter": ["ledger"]}),
         ("lessons learned from big settlement outages", "search_knowledge",
          {"query": "lessons learned from big settlement outages", "limit": 10}),
         # Whether behaviour is known, and why things happen in general...

@@ -137,3 +137,13 @@ def test_words_joined_by_a_slash_are_searched_apart(tmp_path: Path) -> None:
     documents_import(tmp_path / "kb.jsonl", documents, dataset_name="kb-slash", activate=True)
     hits = knowledge_search(query="runbook for power/cooling events?").hits
     assert hits[0].document.doc_id == "KB-RB-060"
+
+
+def test_a_service_no_document_lists_is_loosened_and_said(documents) -> None:
+    kept = knowledge_search(query="rotate an api key", service_filter="PayU Core")
+    assert kept.loosened == ""
+    assert {h.document.doc_id for h in kept.hits} == {"KB-RB-001", "KB-AR-001"}
+    loosened = knowledge_search(query="rotate an api key", service_filter=["Ledger"])
+    assert loosened.loosened == "Ledger"
+    assert loosened.hits[0].document.doc_id == "KB-RB-001"
+    assert loosened.as_text().startswith("No document matched service Ledger, so it was loosened")

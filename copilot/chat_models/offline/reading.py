@@ -57,7 +57,7 @@ class ToolOutcome:
 
     @property
     def expanded(self) -> bool:
-        return "so they were loosened" in self.text
+        return "so they were loosened" in self.text or "so it was loosened" in self.text
 
     @property
     def loosened(self) -> str:
@@ -66,7 +66,9 @@ class ToolOutcome:
         return found.group(1) if found else ""
 
 
-_LOOSENED_RE = re.compile(r"^No incident matched (.+?), so they were loosened", re.MULTILINE)
+_LOOSENED_RE = re.compile(
+    r"^No (?:incident|document) matched (.+?), so (?:they were|it was) loosened", re.MULTILINE
+)
 
 
 def parse_records(text: str) -> list[Record]:

@@ -479,6 +479,9 @@ def _knowledge(
     tags = _TAGGED_RE.findall(question)
     if tags:
         arguments["tag_filter"] = [tag.lower() for tag in tags]
+    services = [m.group("named") or m.group("listed") for m in _SERVICE_RE.finditer(question)]
+    if services:
+        arguments["service_filter"] = services
     routes = [Route("search_knowledge", arguments, "knowledge")]
     if FIXING_RE.search(question):
         # "How do I fix X?": the runbook first, and how X was fixed before.
@@ -490,6 +493,15 @@ def _knowledge(
 # "runbooks tagged kafka", "docs tagged 'dns' or 'ttl'": the user names the tags.
 _TAGGED_RE = re.compile(
     r"(?:\btagged\s+(?:with\s+|as\s+)?|\b(?:or|and)\s+(?=[\"'`]))[\"'`]?([a-z0-9][\w.-]*)",
+    re.IGNORECASE,
+)
+
+
+# "docs for the RabbitMQ service", "runbooks, service: MySQL": the user names the
+# service a document must list (the search loosens it when none does).
+_SERVICE_RE = re.compile(
+    r"\b(?:for|on|about|covering|of)\s+(?:the\s+|our\s+)?(?P<named>[\w.-]+)\s+service\b"
+    r"|\bservices?\s*[:=]\s*[\"'`]?(?P<listed>[\w.-]+)",
     re.IGNORECASE,
 )
 

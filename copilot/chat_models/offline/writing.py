@@ -456,7 +456,9 @@ def _documents_answer(question: str, outcomes: list[ToolOutcome], state: Convers
         return f"I found no runbook or knowledge document matching “{question.strip()}”."
     top, others = documents[0], documents[1:]
     kind = top.get("Type").replace("_", " ") or "document"
+    loosened = next((o.loosened for o in outcomes if o.loosened), "")
     parts = [
+        f"**No document matched {loosened}.** The nearest without that filter:" if loosened else "",
         f"The most relevant {kind} is **{top.id}** — {top.title}.",
         f"> {top.get('Excerpt')}" if top.get("Excerpt") else "",
     ]
