@@ -23,6 +23,8 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from incidentdesk.memory import release_free_memory
+
 DIMENSIONS = 384
 LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
 MAX_TOKENS = 256  # the model's max_seq_length
@@ -31,6 +33,10 @@ MAX_TOKENS = 256  # the model's max_seq_length
 # 8 of them to 0.5 GB, and an import's peak RSS is that peak (bench/import_bench.py
 # --memory). Long texts therefore go fewer to a batch; short ones still batch_size.
 MAX_BATCH_TOKENS = 2048
+# After embedding this much text, hand the batch buffers back to the system
+# (`release_free_memory`: ~7 ms after 8 windows of 256 tokens, which left 50 MB
+# behind otherwise). A question (tens of characters) never pays it.
+TRIM_AFTER_CHARS = 4096
 CHARS_PER_TOKEN = 3  # cautious (English averages about 4): long texts are not under-counted
 # Pinned so a tampered or truncated file fails loudly instead of embedding
 # garbage that silently breaks every search.
@@ -88,11 +94,18 @@ class LocalOnnxEmbedder:
         # while PostgreSQL runs the full-text query on the same two cores, and
         # spinning threads took CPU from it (whole search about 10% slower).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # No arena: it keeps the largest batch's buffers for the process's life
+        # (8 texts of 256 tokens: +150 MB in daphne, for good); malloc takes them
+        # back and `release_free_memory` returns them. Query latency unchanged.
+        options.enable_cpu_mem_arena = False
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = tokenizer
+        # Loading folds the int8 weights into float32 (86 MB kept, with about
+        # 70 MB more passing through): give the passing part back.
+        release_free_memory()
 
     def _ensure_loaded(self) -> None:
         if self._session is None:
@@ -107,6 +120,8 @@ class LocalOnnxEmbedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for batch in batches_by_size(order, [len(t) for t in texts], self.batch_size):
             out[batch] = self._encode([texts[i] for i in batch])
+        if sum(map(len, texts)) > TRIM_AFTER_CHARS:
+            release_free_memory()
         return out
 
     def _encode(self, texts: list[str]) -> np.ndarray:
