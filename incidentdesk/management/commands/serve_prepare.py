@@ -4,6 +4,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from copilot.asking import conversation_claims_release
+from copilot.chat_models.offline.intents import intent_model
 from copilot.services import agent_run_fail_interrupted
 from incidentdesk.db import declared_indexes_ensure
 from incidents.services import import_job_requeue_interrupted
@@ -19,12 +20,17 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="Skip the demo data.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        """1. migrate; 2. static files; 3. repair what a crash left; 4. demo data and login."""
+        """1. migrate; 2. static files; 3. repair what a crash left; 4. demo data and login;
+        5. the intent model's weights."""
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         self.recover()
         if not options["no_demo"]:
             call_command("load_demo", stdout=self.stdout)
+        # Trained here, once, and cached under var/: a daphne that trained it on its
+        # first question kept scikit-learn and the bank's batches (+200 MB resident,
+        # bench/memory_bench.py); the others load the weights in milliseconds.
+        intent_model()
 
     def recover(self) -> None:
         """What a crash (kill -9, power loss) left half-done, before any worker runs.
