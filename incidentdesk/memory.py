@@ -18,21 +18,23 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-# Read by glibc when the process starts (bench/memory_bench.py, issue 19):
-# - two malloc arenas, not eight per core: daphne's answer threads,
-#   onnxruntime's threads and the Channels executor each took an arena of
-#   their own, and memory freed in one is never reused by another;
-# - blocks from 128 KiB up (tensors, numpy arrays, query results) mapped on
-#   their own and unmapped when freed. By default glibc raises that threshold
-#   to the largest block freed so far, after which such blocks stay in the
-#   heap: one daphne held 60 MB more heap than the other, 15-20 MB in all.
-ALLOCATOR_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072"}
+# Two malloc arenas, not eight per core: daphne's answer threads, onnxruntime's
+# threads and the Channels executor each took an arena of their own, and memory
+# freed in one is never reused by another. Read by glibc when the process starts.
+ALLOCATOR_ENV = {"MALLOC_ARENA_MAX": "2"}
+# daphne also maps blocks from 128 KiB up on their own and unmaps them when
+# freed. By default glibc raises that threshold to the largest block freed so
+# far, after which such blocks stay in the heap: 15-20 MB more per daphne
+# (302 against 285 MB after 100 answers). Not for Celery: an import's batches
+# then fault their pages afresh each time, 7% more CPU.
+WEB_ALLOCATOR_ENV = {**ALLOCATOR_ENV, "MALLOC_MMAP_THRESHOLD_": "131072"}
 
 
-def allocator_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """`environ` (default: this process's) with ALLOCATOR_ENV, for a child process;
-    a value set already (by whoever runs us) is kept."""
-    return {**ALLOCATOR_ENV, **(os.environ if environ is None else environ)}
+def allocator_env(environ: Mapping[str, str] | None = None, *, web: bool = False) -> dict[str, str]:
+    """`environ` (default: this process's) with ALLOCATOR_ENV (WEB_ALLOCATOR_ENV for
+    daphne), for a child process; a value set already (by whoever runs us) is kept."""
+    settings = WEB_ALLOCATOR_ENV if web else ALLOCATOR_ENV
+    return {**settings, **(os.environ if environ is None else environ)}
 
 
 @lru_cache(maxsize=1)

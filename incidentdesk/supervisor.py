@@ -202,7 +202,7 @@ def start_web(
     sockets: Sequence[socket.socket], *, hold: Sequence[int] = (), **popen: Any
 ) -> list[Child]:
     """One daphne process per socket; each inherits its own socket (and `hold`: the port lock)
-    and the allocator settings of `memory.ALLOCATOR_ENV`.
+    and the allocator settings of `memory.WEB_ALLOCATOR_ENV`.
 
     The sockets stay open here too, so a restarted worker adopts the same one
     and connections that arrive meanwhile wait in its backlog.
@@ -213,7 +213,7 @@ def start_web(
     def starter(sock: socket.socket) -> Callable[[], subprocess.Popen[bytes]]:
         return lambda: subprocess.Popen(  # noqa: S603 - our argv
             daphne_command(sock), pass_fds=(sock.fileno(), *hold),
-            env=memory.allocator_env(environ), **popen,
+            env=memory.allocator_env(environ, web=True), **popen,
         )  # fmt: skip
 
     return [Child(f"daphne-{n}", starter(sock)) for n, sock in enumerate(sockets, start=1)]
