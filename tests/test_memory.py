@@ -14,6 +14,7 @@ FRAGMENTED_HEAP = """
 import ctypes, sys
 from incidentdesk.memory import release_free_memory
 libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
 libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MiB, so 256 KiB blocks land in the heap
 def rss():
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1])
