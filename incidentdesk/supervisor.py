@@ -11,8 +11,9 @@ The supervisor does no Django work, so it stays small (issue 19: it held
 790 MB after loading the demo's embedder): `manage.py serve` lands in
 `main()` here without setting Django up. It starts (and so owns) the
 embedded PostgreSQL and Redis, runs the Django steps of start-up in a child
-(`manage.py serve_prepare`: migrations, static files, repairs, demo data),
-then starts daphne and Celery, which only attach to the services.
+(`manage.py serve_prepare`: migrations, static files, repairs, demo data,
+the intent model), then starts daphne and Celery, which only attach to the
+services.
 
 While they run it watches them all: a daphne or Celery process that exits,
 and an owned PostgreSQL or Redis that dies, is restarted after a growing
