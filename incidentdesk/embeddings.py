@@ -33,10 +33,9 @@ MAX_TOKENS = 256  # the model's max_seq_length
 # 8 of them to 0.5 GB, and an import's peak RSS is that peak (bench/import_bench.py
 # --memory). Long texts therefore go fewer to a batch; short ones still batch_size.
 MAX_BATCH_TOKENS = 2048
-# After embedding this much text, hand the batch buffers back to the system
-# (the arena's free regions, then `release_free_memory`: ~7 ms after 8 windows
-# of 256 tokens, which left 50-150 MB behind otherwise). A question (tens of
-# characters) never pays it.
+# After embedding this much text, hand the freed batch buffers back to the
+# system (`release_free_memory`: ~7 ms after 8 windows of 256 tokens, which
+# left 50 MB behind otherwise). A question (tens of characters) never pays it.
 TRIM_AFTER_CHARS = 4096
 CHARS_PER_TOKEN = 3  # cautious (English averages about 4): long texts are not under-counted
 # Pinned so a tampered or truncated file fails loudly instead of embedding
