@@ -43,6 +43,7 @@ from typing import Any
 from bootstrap import BASE_DIR, EVAL_DIR
 from django.core.files import File
 
+from incidentdesk import memory, supervisor
 from incidentdesk.celery import app
 from incidentdesk.embeddings import embed_texts
 from incidents.importers import SourceRow, parse_incident
@@ -158,12 +159,9 @@ def cli_import(path: Path, dataset: str) -> Run:
 def celery_worker() -> Iterator[str]:
     """A worker as `manage.py serve` starts it (prefork, one process), on a queue of its own."""
     queue = f"bench-import-{uuid.uuid4().hex[:8]}"
-    argv = [
-        sys.executable, "-m", "celery", "-A", "incidentdesk", "worker",
-        "--loglevel", "WARNING", "--concurrency", "1", "-Q", queue,
-        "--hostname", f"{queue}@%h", "--without-gossip", "--without-mingle",
-    ]  # fmt: skip
-    worker = subprocess.Popen(argv, cwd=BASE_DIR)  # noqa: S603
+    argv = [*supervisor.celery_command(queue, f"{queue}@%h"), "--without-gossip",
+            "--without-mingle", "--loglevel", "WARNING"]  # fmt: skip
+    worker = subprocess.Popen(argv, cwd=BASE_DIR, env=memory.allocator_env())  # noqa: S603
     previous = app.conf.task_default_queue
     app.conf.task_default_queue = queue
     try:

@@ -45,7 +45,7 @@ from websockets.asyncio.client import connect
 
 from copilot.models import Conversation
 from copilot.services import conversation_create
-from incidentdesk import supervisor
+from incidentdesk import embedded, supervisor
 from incidentdesk.demo import demo_is_loaded, demo_load
 
 USER_PREFIX = "ws-bench-"
@@ -238,12 +238,21 @@ def _socket_inodes(pid: int) -> set[str]:
 
 
 def postgres_pids() -> list[int]:
-    """The PostgreSQL server's processes, backends included (Linux /proc)."""
+    """This checkout's PostgreSQL processes, backends included (Linux /proc); every
+    `postgres` of the machine when the server is not the embedded one.
+
+    Only ours: another checkout's tests on the same machine were counted as
+    this bench's database CPU.
+    """
     pids = []
+    postmaster = embedded.var_dir() / "pg" / "postmaster.pid"
+    ours = int(postmaster.read_text().split()[0]) if postmaster.exists() else None
     for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, IndexError, ValueError):
             if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
-                pids.append(int(entry.name))
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if ours is None or ours in {int(entry.name), parent}:
+                    pids.append(int(entry.name))
     return pids
 
 

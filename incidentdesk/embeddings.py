@@ -24,6 +24,8 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from incidentdesk.memory import release_free_memory
+
 DIMENSIONS = 384
 LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
 MAX_TOKENS = 256  # the model's max_seq_length
@@ -32,6 +34,10 @@ MAX_TOKENS = 256  # the model's max_seq_length
 # 8 of them to 0.5 GB, and an import's peak RSS is that peak (bench/import_bench.py
 # --memory). Long texts therefore go fewer to a batch; short ones still batch_size.
 MAX_BATCH_TOKENS = 2048
+# After embedding this much text, hand the freed batch buffers back to the
+# system (`release_free_memory`: ~7 ms after 8 windows of 256 tokens, which
+# left 50 MB behind otherwise). A question (tens of characters) never pays it.
+TRIM_AFTER_CHARS = 4096
 CHARS_PER_TOKEN = 3  # cautious (English averages about 4): long texts are not under-counted
 # Pinned so a tampered or truncated file fails loudly instead of embedding
 # garbage that silently breaks every search.
@@ -74,6 +80,7 @@ class LocalOnnxEmbedder:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+        self._shrink: Any = None  # RunOptions: the arena gives free regions back after the run
 
     def _load(self) -> None:
         # Deferred: onnxruntime and tokenizers take ~0.25 s, paid only by the first embedding.
@@ -94,7 +101,17 @@ class LocalOnnxEmbedder:
         self._session = onnxruntime.InferenceSession(
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        # The arena keeps the largest batch's buffers for the process's life (8
+        # texts of 256 tokens: +150 MB in daphne; an import: +400 MB; queries and
+        # sentence batches: 15 MB). Without it every batch maps and faults its
+        # buffers afresh: 25% more CPU per import. So it stays, and each call's
+        # last run gives the arena's free regions back (a query: not measurable).
+        self._shrink = onnxruntime.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._tokenizer = tokenizer
+        # Loading folds the int8 weights into float32 (86 MB kept, with about
+        # 70 MB more passing through): give the passing part back.
+        release_free_memory()
 
     def _ensure_loaded(self) -> None:
         if self._session is None:
@@ -107,16 +124,19 @@ class LocalOnnxEmbedder:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         # Batch texts of similar length together: padding is wasted work.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for batch in batches_by_size(order, [len(t) for t in texts], self.batch_size):
-            out[batch] = self._encode([texts[i] for i in batch])
+        batches = list(batches_by_size(order, [len(t) for t in texts], self.batch_size))
+        for number, batch in enumerate(batches, start=1):
+            out[batch] = self._encode([texts[i] for i in batch], shrink=number == len(batches))
+        if sum(map(len, texts)) > TRIM_AFTER_CHARS:
+            release_free_memory()
         return out
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], *, shrink: bool = False) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden: np.ndarray = self._session.run(None, feeds)[0]
+        hidden: np.ndarray = self._session.run(None, feeds, self._shrink if shrink else None)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

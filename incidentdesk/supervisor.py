@@ -11,8 +11,9 @@ The supervisor does no Django work, so it stays small (issue 19: it held
 790 MB after loading the demo's embedder): `manage.py serve` lands in
 `main()` here without setting Django up. It starts (and so owns) the
 embedded PostgreSQL and Redis, runs the Django steps of start-up in a child
-(`manage.py serve_prepare`: migrations, static files, repairs, demo data),
-then starts daphne and Celery, which only attach to the services.
+(`manage.py serve_prepare`: migrations, static files, repairs, demo data,
+the intent model), then starts daphne and Celery, which only attach to the
+services.
 
 While they run it watches them all: a daphne or Celery process that exits,
 and an owned PostgreSQL or Redis that dies, is restarted after a growing
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from incidentdesk import embedded, shutdown
+from incidentdesk import embedded, memory, shutdown
 from incidentdesk.env import env_int, env_str
 
 GRACE_SECONDS = 10
@@ -201,27 +202,47 @@ def daphne_command(sock: socket.socket) -> list[str]:
 def start_web(
     sockets: Sequence[socket.socket], *, hold: Sequence[int] = (), **popen: Any
 ) -> list[Child]:
-    """One daphne process per socket; each inherits its own socket (and `hold`: the port lock).
+    """One daphne process per socket; each inherits its own socket (and `hold`: the port lock)
+    and the allocator settings of `memory.WEB_ALLOCATOR_ENV`.
 
     The sockets stay open here too, so a restarted worker adopts the same one
     and connections that arrive meanwhile wait in its backlog.
     """
 
+    environ = popen.pop("env", None)  # None: ours, as it is at each (re)start
+
     def starter(sock: socket.socket) -> Callable[[], subprocess.Popen[bytes]]:
         return lambda: subprocess.Popen(  # noqa: S603 - our argv
-            daphne_command(sock), pass_fds=(sock.fileno(), *hold), **popen
-        )
+            daphne_command(sock), pass_fds=(sock.fileno(), *hold),
+            env=memory.allocator_env(environ, web=True), **popen,
+        )  # fmt: skip
 
     return [Child(f"daphne-{n}", starter(sock)) for n, sock in enumerate(sockets, start=1)]
 
 
-def start_celery(queue: str) -> Child:
-    argv = [
+# A pool process that ends a task holding more than this (KiB) is replaced by a
+# fresh fork of the worker: the embedder an import or a golden example loaded
+# (about 130 MB) goes with it, so an idle worker is back near its parent's size
+# (issue 19: the pool process held 415-682 MB after an import, goal 250). The
+# next embedding task loads the model again, about a second, as the CLI does.
+CELERY_MAX_MEMORY_KIB = 200 * 1024
+
+
+def celery_command(queue: str, hostname: str = "incidentdesk@%h") -> list[str]:
+    """The Celery worker: prefork, one pool process, recycled past CELERY_MAX_MEMORY_KIB."""
+    return [
         sys.executable, "-m", "celery", "-A", "incidentdesk", "worker",
         "--loglevel", "INFO", "--concurrency", "1",
-        "-Q", queue, "--hostname", "incidentdesk@%h",
+        "--max-memory-per-child", str(CELERY_MAX_MEMORY_KIB),
+        "-Q", queue, "--hostname", hostname,
     ]  # fmt: skip
-    return Child("celery", lambda: subprocess.Popen(argv, start_new_session=True))  # noqa: S603
+
+
+def start_celery(queue: str) -> Child:
+    argv = celery_command(queue)
+    return Child("celery", lambda: subprocess.Popen(  # noqa: S603 - our argv
+        argv, start_new_session=True, env=memory.allocator_env()
+    ))  # fmt: skip
 
 
 def manage_py(*args: str) -> subprocess.Popen[bytes]:

@@ -18,6 +18,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
+from incidentdesk import supervisor
 from incidentdesk.celery import app
 from incidents.models import ImportJob
 from incidents.services import import_job_create
@@ -142,6 +143,24 @@ def test_a_job_whose_worker_process_is_killed_runs_again_to_the_end() -> None:
     )  # fmt: skip
     assert job.created + job.unchanged == count and job.unchanged >= 64  # resumed, not redone
     assert job.version.status == "active" and job.version.incidents.count() == count
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_the_pool_process_an_import_grew_is_replaced_and_the_next_import_still_runs() -> None:
+    """`make run`'s worker recycles a pool process left holding the embedder
+    (--max-memory-per-child); nothing is lost by it."""
+    limit = str(supervisor.CELERY_MAX_MEMORY_KIB)
+    jobs = []
+    with running_worker("--pool", "prefork", "--concurrency", "1", "--max-memory-per-child", limit):
+        for n in (1, 2):
+            row = json.dumps(incident_row(f"INC-2025-03-0{n}-001")).encode()
+            upload = SimpleUploadedFile("up.jsonl", row)
+            job = import_job_create(dataset=DatasetFactory(), label=f"r{n}", uploaded_file=upload)
+            jobs.append(wait_for_job(job.pk))
+            job.file.delete(save=False)
+    assert [job.status for job in jobs] == ["succeeded", "succeeded"]
+    assert jobs[0].owner != jobs[1].owner  # `host:pid`: a fresh process ran the second
 
 
 @pytest.mark.django_db

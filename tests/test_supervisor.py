@@ -4,7 +4,12 @@ import socket
 
 import pytest
 
-from incidentdesk.supervisor import daphne_command, listening_sockets
+from incidentdesk.supervisor import (
+    CELERY_MAX_MEMORY_KIB,
+    celery_command,
+    daphne_command,
+    listening_sockets,
+)
 
 
 def test_every_worker_gets_its_own_socket_on_one_port() -> None:
@@ -31,3 +36,10 @@ def test_a_port_another_program_holds_is_refused() -> None:
 def test_an_ipv6_address_is_refused_with_a_reason() -> None:
     with pytest.raises(OSError, match="IPv6 address; serve listens on IPv4"):
         listening_sockets("::1", 0, 1)
+
+
+def test_the_celery_worker_recycles_its_one_pool_process_past_the_memory_limit() -> None:
+    argv = celery_command("imports")
+    assert argv[argv.index("--concurrency") + 1] == "1"
+    assert argv[argv.index("--max-memory-per-child") + 1] == str(CELERY_MAX_MEMORY_KIB)
+    assert argv[argv.index("-Q") + 1] == "imports"

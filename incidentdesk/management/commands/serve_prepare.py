@@ -1,9 +1,11 @@
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from copilot.asking import conversation_claims_release, user_turns_release_orphaned
+from copilot.chat_models.offline.intents import intent_model
 from copilot.services import agent_run_fail_interrupted
 from incidentdesk.db import declared_indexes_ensure
 from incidents.services import import_job_requeue_interrupted
@@ -12,19 +14,28 @@ from incidents.services import import_job_requeue_interrupted
 class Command(BaseCommand):
     help = (
         "The Django part of `manage.py serve`'s start-up, run by it in a child process "
-        "so the supervisor stays small: migrate, static files, repairs, demo data."
+        "so the supervisor stays small: migrate, static files, repairs, demo data, "
+        "the intent model."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--no-demo", action="store_true", help="Skip the demo data.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        """1. migrate; 2. static files; 3. repair what a crash left; 4. demo data and login."""
+        """1. migrate; 2. static files; 3. repair what a crash left; 4. demo data and login;
+        5. the intent model's weights (local embeddings)."""
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         self.recover()
         if not options["no_demo"]:
             call_command("load_demo", stdout=self.stdout)
+        # Trained here, once, and cached under var/: a daphne that trained it on its
+        # first question kept scikit-learn and the bank's batches (+200 MB resident,
+        # bench/memory_bench.py); the others load the weights in milliseconds.
+        # Local embeddings only: with EMBEDDINGS=openai the bank is embedded by a
+        # billed service, which must not stop start-up when it is unreachable.
+        if settings.EMBEDDINGS == "local":
+            intent_model()
 
     def recover(self) -> None:
         """What a crash (kill -9, power loss) left half-done, before any worker runs.
