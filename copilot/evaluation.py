@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,12 +25,10 @@ from copilot.replies import conversation_reply
 from copilot.selectors import golden_example_list
 from copilot.services import conversation_create, conversation_remove
 from copilot.tools import TOOLS, ToolContext, cited_ids_in
-from incidents import selectors as incident_selectors
 from incidents.importers import read_rows
 from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, DatasetVersion
 from incidents.services import dataset_import_rows
-from knowledge import selectors as knowledge_selectors
 from knowledge.services import KNOWLEDGE_SPEC
 
 EVAL_INCIDENTS = "evaluation-incidents"
@@ -105,65 +102,13 @@ def _today(question: dict[str, Any]) -> dt.date:
 def run_tool(
     decision: Route, corpus: Corpus, *, today: dt.date, limit: int | None = None
 ) -> list[str]:
-    """Call the routed selector on the evaluation corpus; return ids in order."""
+    """Run the routed tool, as the chat runs it, on the evaluation corpus; the ids
+    it found, in order. One definition of each tool: the registry's runner."""
     args = dict(decision.arguments)
     if limit is not None and "limit" in args:
         args["limit"] = limit
-    args = _defaults(decision.tool) | args
-    # The selector each tool wraps, on the pinned corpus, with the tool's own defaults.
-    runners: dict[str, Callable[[], Iterable[str]]] = {
-        "lookup_incident_by_id": lambda: _ids_of_lookup(args, corpus),
-        "search_similar_incidents": lambda: (
-            h.incident.incident_id
-            for h in incident_selectors.incident_search_similar(
-                query=args["query"],
-                limit=args["limit"],
-                now=today,
-                version=corpus.incidents,
-            ).hits
-        ),
-        "get_incidents_by_application": lambda: (
-            i.incident_id
-            for i in incident_selectors.incident_list_by_application(
-                application=args["app_name"],
-                limit=args["limit"],
-                version=corpus.incidents,
-            ).incidents
-        ),
-        "get_recent_incidents": lambda: (
-            i.incident_id
-            for i in incident_selectors.incident_list_recent(
-                days=args["days"],
-                limit=args["limit"],
-                now=today,
-                application=args.get("app_name"),
-                version=corpus.incidents,
-            )
-        ),
-        "search_knowledge": lambda: (
-            h.document.doc_id
-            for h in knowledge_selectors.knowledge_search(
-                query=args["query"],
-                limit=args["limit"],
-                type_filter=args.get("type_filter"),
-                version=corpus.knowledge,
-            ).hits
-        ),
-    }
-    return list(runners[decision.tool]())
-
-
-def _defaults(tool: str) -> dict[str, Any]:
-    """The arguments tool `tool` fills in when a call leaves them out (its schema's defaults)."""
-    parameters = TOOLS[tool].parameters
-    return {name: spec["default"] for name, spec in parameters.items() if "default" in spec}
-
-
-def _ids_of_lookup(args: dict[str, Any], corpus: Corpus) -> list[str]:
-    incident = incident_selectors.incident_get_by_public_id(
-        incident_id=args["incident_id"], version=corpus.incidents
-    )
-    return [incident.incident_id] if incident else []
+    context = ToolContext(today, corpus.incidents, corpus.knowledge, EVAL_REPORTED)
+    return list(TOOLS[decision.tool].runner(args, context).ids)
 
 
 def evaluate_question(question: dict[str, Any], corpus: Corpus) -> QuestionResult:
