@@ -21,6 +21,7 @@ from copilot.chat_models import configured_model
 from copilot.chat_models.base import ChatModel
 from copilot.events import Collected, DoneEvent, Event, events_collect
 from copilot.intake import services as intake_services
+from copilot.intake.executor import intake_reply
 from copilot.intake.state import INTAKE_KINDS, TurnKind
 from copilot.models import Conversation
 from copilot.tools import ToolContext
@@ -65,7 +66,7 @@ def conversation_reply(
     # Questions and small talk go to the agent, whose model answers a greeting
     # without tools; reports (a screenshot is one) and their follow-ups run intake.
     if intake_services.turn_kind(conversation, question, image is not None) in INTAKE_KINDS:
-        return intake_services.intake_reply(
+        return intake_reply(
             conversation=conversation,
             user=user,
             text=question,
@@ -137,7 +138,7 @@ def intake_report(
         if kind not in INTAKE_KINDS:
             return _answered(conversation=conversation, user=user, text=text, kind=kind)
     collected = events_collect(
-        intake_services.intake_reply(
+        intake_reply(
             conversation=conversation,
             user=user,
             text=text,

@@ -33,8 +33,9 @@ from copilot.intake.state import TurnKind
 from copilot.intake.steps import STEPS, IntakeContext, StepRecord
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.runs import AnswerRun
+from copilot.selectors import agent_run_is_active
 from copilot.steplog import step_log
-from incidentdesk.errors import IncidentDeskError
+from incidentdesk.errors import ConflictError, IncidentDeskError, NotFoundError, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -209,3 +210,46 @@ def _save_state(ctx: IntakeContext) -> None:
 
 def _error(failed: int) -> str:
     return f"{failed} step(s) failed" if failed else ""
+
+
+# --- the entry point -------------------------------------------------------------------
+
+
+def intake_reply(
+    *,
+    conversation: Conversation,
+    user: AbstractBaseUser,
+    text: str,
+    image: bytes | None = None,
+    audio: bytes | None = None,
+    audio_name: str = "",
+    reported_dataset: str = "",
+) -> Iterator[Event]:
+    """Run the intake plan for this turn, yielding a status per step, then the
+    `incident_intake` tool result and the stored answer (DoneEvent).
+
+    Uploads are validated before anything is stored, so a bad file is a
+    clear error (ValidationError) and leaves no trace. `reported_dataset`: see
+    `ToolContext.reported_dataset` (the evaluation's sandbox).
+    """
+    if conversation.owner_id != user.pk:
+        raise NotFoundError(f"Conversation {conversation.pk} not found.")
+    if agent_run_is_active(conversation=conversation, stale_after=copilot_services.RUN_STALE_AFTER):
+        raise ConflictError("An answer is still being written in this conversation.")
+    screenshot = media.screenshot_validate(data=image) if image is not None else None
+    voice = media.voice_note_validate(data=audio, name=audio_name) if audio is not None else None
+    _check_text(text, has_attachment=screenshot is not None or voice is not None)
+    run = IntakeRun(conversation, user, screenshot, voice, reported_dataset=reported_dataset)
+    return run.events(text)
+
+
+def _check_text(text: str, *, has_attachment: bool) -> None:
+    if len(text) > intake_services.MAX_TEXT_CHARS:
+        raise ValidationError(
+            f"The report is longer than {intake_services.MAX_TEXT_CHARS} characters.",
+            {"text": "too long"},
+        )
+    if not text.strip() and not has_attachment:
+        raise ValidationError(
+            "Describe the incident, or attach a screenshot.", {"text": "required"}
+        )

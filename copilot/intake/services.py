@@ -1,13 +1,14 @@
-"""Writes for intake, and its entry points: `intake_reply` and `turn_kind`.
+"""Writes for intake, and `turn_kind`.
 
-`intake_reply` answers a turn the planner routes to intake (a new report, a
-comment, "what did we decide?"); past-incident questions stay with the agent
-(`copilot.replies.conversation_reply` asks `turn_kind` first).
+`copilot.intake.executor.intake_reply` answers a turn the planner routes to
+intake (a new report, a comment, "what did we decide?"); past-incident
+questions stay with the agent (`copilot.replies.conversation_reply` asks
+`turn_kind` first). The run calls the writes here, never the other way round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -15,7 +16,6 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from copilot.events import Event
 from copilot.intake import media, planner, rules
 from copilot.intake.selectors import intake_state
 from copilot.intake.state import IntakeState, TurnKind
@@ -27,9 +27,7 @@ from copilot.models import (
     Ticket,
     TicketComment,
 )
-from copilot.selectors import agent_run_is_active
-from copilot.services import RUN_STALE_AFTER
-from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
+from incidentdesk.errors import ValidationError
 from incidents.importers import SourceRow
 from incidents.importing import INCIDENT_SPEC
 from incidents.models import Dataset, Incident
@@ -51,47 +49,6 @@ def turn_kind(conversation: Conversation, text: str, has_image: bool) -> TurnKin
     """new_incident, add_comment, ask_summary or query_past (the agent's)."""
     state = intake_state(conversation)
     return planner.classify(text=text, has_image=has_image, state=state).kind
-
-
-def intake_reply(
-    *,
-    conversation: Conversation,
-    user: AbstractBaseUser,
-    text: str,
-    image: bytes | None = None,
-    audio: bytes | None = None,
-    audio_name: str = "",
-    reported_dataset: str = "",
-) -> Iterator[Event]:
-    """Run the intake plan for this turn, yielding a status per step, then the
-    `incident_intake` tool result and the stored answer (DoneEvent).
-
-    Uploads are validated before anything is stored, so a bad file is a
-    clear error (ValidationError) and leaves no trace. `reported_dataset`: see
-    `ToolContext.reported_dataset` (the evaluation's sandbox).
-    """
-    from copilot.intake.executor import IntakeRun  # a real cycle: the run calls these writes
-
-    if conversation.owner_id != user.pk:
-        raise NotFoundError(f"Conversation {conversation.pk} not found.")
-    if agent_run_is_active(conversation=conversation, stale_after=RUN_STALE_AFTER):
-        raise ConflictError("An answer is still being written in this conversation.")
-    screenshot = media.screenshot_validate(data=image) if image is not None else None
-    voice = media.voice_note_validate(data=audio, name=audio_name) if audio is not None else None
-    _check_text(text, has_attachment=screenshot is not None or voice is not None)
-    run = IntakeRun(conversation, user, screenshot, voice, reported_dataset=reported_dataset)
-    return run.events(text)
-
-
-def _check_text(text: str, *, has_attachment: bool) -> None:
-    if len(text) > MAX_TEXT_CHARS:
-        raise ValidationError(
-            f"The report is longer than {MAX_TEXT_CHARS} characters.", {"text": "too long"}
-        )
-    if not text.strip() and not has_attachment:
-        raise ValidationError(
-            "Describe the incident, or attach a screenshot.", {"text": "required"}
-        )
 
 
 # --- state ----------------------------------------------------------------------------

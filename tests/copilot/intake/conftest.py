@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from PIL import Image, ImageDraw, ImageFont
 
 from copilot.events import DoneEvent, Event, ToolResultEvent
-from copilot.intake.services import intake_reply
+from copilot.intake.executor import intake_reply
 from copilot.models import Conversation
 from tests.factories import documents_import, incidents_import
 

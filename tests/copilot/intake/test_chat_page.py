@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from copilot.intake.services import intake_reply
+from copilot.intake.executor import intake_reply
 from copilot.models import Ticket
 from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from copilot.intake.services import intake_reply
+from copilot.intake.executor import intake_reply
 from copilot.models import Ticket, TicketComment
 from copilot.services import conversation_create
 from copilot.tickets.base import TicketDraft, TrackerError
