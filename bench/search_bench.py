@@ -59,7 +59,7 @@ from incidentdesk.stages import StageTimes, stage
 from incidents import ranking
 from incidents.importers import SourceRow, parse_incident
 from incidents.importing import INCIDENT_SPEC
-from incidents.models import Dataset, DatasetVersion, IncidentChunk
+from incidents.models import Dataset, DatasetVersion, Incident, IncidentChunk
 from incidents.ranking import (
     EXACT_DISTANCE,
     INDEXED_DISTANCE,
@@ -112,7 +112,7 @@ def copy_incidents(versions: list[DatasetVersion], sources: list, count: int) ->
             "COPY incidents_incident (version_id, incident_id, title, impacted_application,"
             " root_cause, mitigation, accountable_party, source_system, repeat_incident,"
             " severity, status, occurred_at, category, tags, source_url, body, extra,"
-            " content_hash, created_at, updated_at) FROM STDIN"
+            " content_hash, created_at, updated_at, review_status) FROM STDIN"
         )
         with cursor.copy(copy_sql) as copy:
             for number in range(count):
@@ -128,6 +128,7 @@ def _incident_row(version_id: int, number: int, fields: dict) -> tuple:
         fields["root_cause"], fields["mitigation"], fields["accountable_party"], "bench",
         fields["repeat_incident"], fields["severity"], fields["status"], fields["occurred_at"],
         fields["category"], "{}", "", fields["body"], "{}", "", now, now,
+        Incident.ReviewStatus.REVIEWED,
     )  # fmt: skip
 
 
