@@ -434,6 +434,16 @@ def parse_date_phrase(phrase: str, today: dt.date) -> dt.date | None:
 
 # --- other filters ----------------------------------------------------------------
 
+# Ways of asking what to do, one vocabulary: the router reads them as the whole
+# closing clause of a symptom ("…, what now?") and asks documents; knowledge
+# search reads them anywhere and quotes a document's steps, not its background.
+WHAT_TO_DO_ASKS = (
+    r"what\s+now|now\s+what|next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we|you)\s+do(?:\s+now)?|"
+    r"what\s+(?:do|should|can)\s+(?:i|we)\s+check(?:\s+first)?|where\s+do\s+(?:i|we)\s+start|"
+    r"(?:any\s+)?(?:advice|ideas|pointers|suggestions|tips)"
+)
+
+
 _REPEAT_RE = re.compile(
     r"\b(?:repeat(?:ed)?\s+incidents?|repeats?\b|recurr(?:ing|ence|ences|ed)|happened\s+again"
     r"|flagged\s+as\s+(?:a\s+)?repeat)",

@@ -21,6 +21,7 @@ from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents.models import DatasetVersion
 from incidents.parsing import INCIDENT_ID_RE
+from incidents.query_parsing import WHAT_TO_DO_ASKS
 from incidents.ranking import (
     RankedParent,
     chunks_best_similarity,
@@ -211,11 +212,9 @@ def _knowledge_search(
 # "What do I do when…": the answer is a document's steps, not its Prevention or
 # Symptoms section, even when those read closer to the question.
 _WHAT_TO_DO_RE = re.compile(
-    r"\b(?:what\s+(?:do|should|can)\s+(?:i|we|you)\s+do|what\s+now|what\s+to\s+do|"
-    r"how\s+(?:do|should|can|would)\s+(?:i|we)|next\s+steps?|first\s+steps?|steps?\s+to|"
-    r"procedure|checklist|playbook|runbook|how\s+to\s+(?:handle|fix|stop|recover|respond|mitigate)|"
-    r"first\s+\d+\s+min\w*|what\s+(?:do|should|can)\s+(?:i|we)\s+check|where\s+do\s+(?:i|we)\s+start|"
-    r"now\s+what|ideas|advice|pointers|suggestions)\b",
+    rf"\b(?:{WHAT_TO_DO_ASKS}|what\s+to\s+do|how\s+(?:do|should|can|would)\s+(?:i|we)|"
+    r"first\s+steps?|steps?\s+to|procedure|checklist|playbook|runbook|"
+    r"how\s+to\s+(?:handle|fix|stop|recover|respond|mitigate)|first\s+\d+\s+min\w*)\b",
     re.IGNORECASE,
 )
 # Headings of the sections that say what to do, as runbooks and known issues name them.

@@ -273,6 +273,22 @@ def test_the_closing_words_decide_between_documents_and_past_incidents(question,
 @pytest.mark.parametrize(
     ("question", "tool"),
     [
+        # Documentation asked for without a type is a request for documents, even
+        # beside an application's name...
+        ("docs about the codespaces service?", "search_knowledge"),
+        ("is there a wiki page for rotating leaked tokens", "search_knowledge"),
+        ("any documentation on dns rollbacks?", "search_knowledge"),
+        # ...while a product called "Docs" is still an application.
+        ("codespaces outages", "get_incidents_by_application"),
+    ],
+)
+def test_documentation_asked_for_without_a_type_asks_for_documents(question, tool) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
         # One event of an application, told apart by "the" or a describing word...
         ("the big codespaces outage", "search_similar_incidents"),
         ("codespaces 9h outage", "search_similar_incidents"),

@@ -27,6 +27,7 @@ from copilot.chat_models.offline.routes import (
     DEFAULT_LIMITS,
     LISTING_LIMIT,
     Route,
+    document_asked,
     document_type,
     limit_for,
 )
@@ -196,7 +197,7 @@ def _follow_up_kind(
     # the model itself leans to documents (among search intents alone, a detail
     # question such as "what set it off?" leans anywhere).
     # Naming a kind of document ("is that a known issue?") leans there in words.
-    asks_for_documents = guess.intent == "knowledge" or document_type(question) is not None
+    asks_for_documents = guess.intent == "knowledge" or document_asked(question) is not None
     documents_about_it = asks_for_documents and follow_ups.has_reference(question)
     referring = (
         guess.intent == "follow_up"
@@ -239,9 +240,10 @@ def _decide(
         intent, why = _decide(question, rest, catalog, today, probe)
         reason = f"{first} {p1:.2f} but {unfit}" + (f"; {why}" if why else "")
         return intent, Evidence(reason) if isinstance(why, Evidence) else reason
-    if first != "knowledge" and document_type(question) and _is_request(question):
+    asked = document_asked(question)
+    if first != "knowledge" and asked and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
-        return "knowledge", f"{first} {p1:.2f}, but asks for a {document_type(question)}"
+        return "knowledge", f"{first} {p1:.2f}, but asks for a {asked}"
     if first == "similar" and _GENERAL_CAUSE_RE.search(question):
         # "Why do X tend to…?", "what causes split brain?": how things work in general
         # (known issues, architecture, reviews), not which past event it was.
@@ -294,24 +296,22 @@ def _slots_agree(
     *,
     sure: bool = True,
 ) -> tuple[str, str]:
-    """Even a confident listing needs its slot: an application, or a window. An unsure
-    one also needs nothing else to search for ("the S3 outage caused by a typo")."""
-    if intent == "by_application":
-        mention = qp.find_application_mention(question, catalog)
-        if mention is None or (mention.names_a_component and not sure):
-            runner_up = guess.ranked[1][0]
-            return runner_up, f"by_application {guess.confidence:.2f} but no application named"
-        if mention.names_a_component and _words_beside(question, mention.subject) > 1:
-            runner_up = guess.ranked[1][0]
+    """A listing whose slot is there (`_listing_without_slot` ran first) can still
+    be the wrong one: a component name ("S3" of Amazon S3) with more to search, or
+    an unsure listing where the question holds more than the name."""
+    if intent != "by_application":
+        return intent, ""
+    mention = qp.find_application_mention(question, catalog)
+    runner_up = guess.ranked[1][0]
+    if mention is not None and mention.names_a_component:
+        if not sure:
+            return runner_up, f"by_application {guess.confidence:.2f}, a component only"
+        if _words_beside(question, mention.subject) > 1:
             return runner_up, f"{mention.subject} is a component, and there is more to search"
-    if intent == "by_application" and not sure:
-        pair = {intent, guess.ranked[1][0]}
-        decided = _by_application_named(question, pair, catalog, today)
+    if not sure:
+        decided = _by_application_named(question, {intent, runner_up}, catalog, today)
         if decided is not None:
             return decided
-    if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
-        runner_up = guess.ranked[1][0]
-        return runner_up, f"recent {guess.confidence:.2f} but no time window"
     return intent, ""
 
 
@@ -331,8 +331,9 @@ def _by_document_type(
 ) -> Weighing:
     """Asking for a kind of document ("any known issue…?", "give me the runbook") asks
     for one; a playbook mentioned in a story does not."""
-    if "knowledge" in pair and document_type(question) and _is_request(question):
-        return "knowledge", f"names a {document_type(question)}"
+    asked = document_asked(question)
+    if "knowledge" in pair and asked and _is_request(question):
+        return "knowledge", f"names a {asked}"
     return None
 
 
@@ -360,11 +361,7 @@ _PREPARES_RE = re.compile(
 )
 # A closing plea for what to do: the whole of a message's last clause.
 _PLEA_RE = re.compile(
-    r"(?:help|ideas|next|thoughts|advice|suggestions|pointers|tips|what\s+now|now\s+what|"
-    r"next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we)\s+do(?:\s+now)?|"
-    r"what\s+(?:do|should)\s+(?:i|we)\s+check(?:\s+first)?|where\s+do\s+(?:i|we)\s+start|"
-    r"any\s+(?:advice|ideas|pointers|suggestions|tips))"
-    r"(?:\s+(?:pls|please|plz))?[\s?!.]*",
+    rf"(?:help|next|thoughts|{qp.WHAT_TO_DO_ASKS})(?:\s+(?:pls|please|plz))?[\s?!.]*",
     re.IGNORECASE,
 )
 

@@ -58,6 +58,24 @@ def limit_for(question: str, tool: str) -> int:
     return LISTING_LIMIT if _LIST_ALL_RE.search(question) else DEFAULT_LIMITS[tool]
 
 
+# Documentation asked for without a type ("any docs on X?", "docs about the payments
+# service"): a request for documents, never a filter. The article or preposition
+# keeps product names out ("Google Docs outages").
+_DOCUMENTATION_RE = re.compile(
+    r"\b(?:any|a|the|some|our|there\s+(?:a|any))\s+(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
+    r"|\b(?:docs?|documentation|wiki|guides?)\s+(?:on|about|for|covering)\b",
+    re.IGNORECASE,
+)
+
+
+def document_asked(question: str) -> str | None:
+    """The kind of document a question asks for: its type, "document" when it
+    asks for documentation of no type, None when it asks for none."""
+    if _DOCUMENTATION_RE.search(question):
+        return document_type(question) or "document"
+    return document_type(question)
+
+
 def document_type(question: str) -> str | None:
     """The document type a question names ("the runbook", "known issues"), if any."""
     return next((kind for pattern, kind in _DOCUMENT_TYPES if pattern.search(question)), None)
