@@ -1,5 +1,5 @@
 """The hybrid ranking both searches share: full-text and vector candidates
-over a QuerySet of chunks, fused by reciprocal rank.
+over a QuerySet of chunks, fused by their scaled scores.
 
 Incident search (`incidents.selectors`) and knowledge search
 (`knowledge.selectors`) pass their own chunk QuerySets; this module knows
@@ -27,13 +27,22 @@ from incidents.caching import TimedCache
 from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
-RRF_K = 60  # reciprocal rank fusion constant (Cormack et al.); robust across corpora
+# Fusion: each list's scores scaled to 0-1 over its candidates (min-max), then
+# weighted equally (a convex combination; Bruch et al., "An Analysis of Fusion
+# Functions for Hybrid Retrieval", 2023). Reciprocal rank fusion, used before,
+# kept only the order of each list, so a clear full-text winner counted no more
+# than a near tie. Measured on 406 symptom and 200 knowledge questions of eight
+# sets (bench notes in the README): hit@1 rose on seven of eight and fell by one
+# question on one; the dev set's is the same at weights 0.3-0.6, so the prior of
+# equal weights stands (cross-validating on dev cannot pick among ties).
+VECTOR_WEIGHT = 0.5
 TEXT_CANDIDATES = 100  # chunks taken from the full-text list
-# Chunks taken from the vector list. The HNSW scan grows with it: on 200k
-# chunks (one version of three, ef_search 500) the query took 4.3 ms for 40
-# and 5.2 ms for 100, and the whole search p50 16.9 ms instead of 19.1 ms
-# (bench/search_bench.py), while the evaluation figures stayed the same.
-VECTOR_CANDIDATES = 40
+# Chunks taken from the vector list. Score fusion scales the list between its
+# best and its last candidate, so the list must reach past the near misses: with
+# 40 chunks (~25 incidents), hit@1 on our outcome-only symptom set C was 0.867,
+# with 100, 0.933 (knowledge 0.90 vs 0.94). The HNSW scan grows with it: on 200k
+# chunks (ef_search 500) 40 took 4.3 ms and 100 took 5.2 ms (bench/search_bench.py).
+VECTOR_CANDIDATES = 100
 # The chunk tables' HNSW indexes are on half-precision vectors
 # (models.hnsw_cosine_index); only this exact expression reaches them.
 # Exact ranking keeps full precision.
@@ -218,8 +227,7 @@ def embed_in_background(query: str) -> Future[str]:
 
 # A chat report nobody has reviewed ranks below a reviewed incident of equal (or
 # nearly equal) relevance: its fused score counts this much less when ordering.
-# 2% is about two rank places near the top of one list (RRF_K 60); a clearly more
-# relevant report still comes first. The only place review status touches ranking.
+# 2% of a fused score (0-1); a clearly more relevant report still comes first. The only place review status touches ranking.
 REPORTED_PENALTY = 0.02
 
 
@@ -247,8 +255,8 @@ def chunks_hybrid_rank(
 ) -> list[RankedParent]:
     """The best `limit` parents of `chunks` by vector and full-text rank, fused.
 
-    Each list is reduced to one rank per parent (its best chunk); reciprocal
-    rank fusion adds 1/(RRF_K + rank) over both lists. `vector` is the
+    Each list is reduced to one score per parent (its best chunk); the two
+    lists' scaled scores are added (`_fused_winners`). `vector` is the
     query's embedding when the caller started it (`embed_in_background`);
     `term_versions`, the versions whose word counts pick the full-text terms.
     `reports_last` orders unreviewed reports with REPORTED_PENALTY
@@ -276,49 +284,62 @@ def _fused_winners(
     parent_field: str,
     vector_literal: str,
     exact: bool,
-    text_hits: list[tuple[int, int]],
+    text_hits: list[tuple[int, int, float]],
     limit: int,
 ) -> list[RankedParent]:
     """The vector candidates fused with `text_hits` and the winners' rows, in
     one statement: the only round trip left once the embedding is known.
 
-    What it computes, in SQL: the nearest VECTOR_CANDIDATES chunks, sorted by
-    distance (relaxed_order may return them slightly out of order; ties keep
-    the order returned); each parent's best chunk, ranked; the full-text
-    (parent, chunk) list, ranked as given; reciprocal rank fusion over both,
-    where a parent in both lists keeps its vector chunk and ties are broken
-    by first listing (vector list first); then the best `limit` parents with
-    their winning chunk's text.
+    What it computes, in SQL: the nearest VECTOR_CANDIDATES chunks; each
+    parent's best chunk, with its cosine similarity and its place in the list;
+    the full-text (parent, chunk, ts_rank) list as given; each list's scores
+    scaled to 0-1 over its candidates (`_scaled`), weighted by VECTOR_WEIGHT and
+    added (a parent missing from a list adds 0 for it), where a parent in both
+    lists keeps its vector chunk and ties are broken by first listing (vector
+    list first); then the best `limit` parents with their winning chunk's text.
     """
     where, params = scope.where or ("FALSE", [])
     model = scope.model
     parent_table = model._meta.get_field(parent_field).related_model._meta.db_table
     sql = (
         f"WITH nearest AS MATERIALIZED ({_nearest_sql(model, parent_field, where, exact)}),"  # noqa: S608 - names are ours, values are parameters
-        " vector AS (SELECT parent_id, chunk_id, row_number() OVER (ORDER BY first) AS rank"
-        " FROM (SELECT DISTINCT ON (parent_id) parent_id, chunk_id, position AS first"
-        " FROM (SELECT parent_id, chunk_id,"
+        " vector AS (SELECT DISTINCT ON (parent_id) parent_id, chunk_id, position AS rank,"
+        " 1 - distance AS score FROM (SELECT parent_id, chunk_id, distance,"
         " row_number() OVER (ORDER BY distance, returned) AS position FROM nearest) AS sorted"
-        " ORDER BY parent_id, position) AS best),"
-        " text AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[])"
-        " WITH ORDINALITY AS hits(parent_id, chunk_id, rank)),"
+        " ORDER BY parent_id, position),"
+        " text AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::float8[])"
+        " WITH ORDINALITY AS hits(parent_id, chunk_id, score, rank)),"
+        " bounds AS (SELECT min(v.score) AS vlo, max(v.score) AS vhi,"
+        " (SELECT min(score) FROM text) AS tlo, (SELECT max(score) FROM text) AS thi"
+        " FROM vector v),"
         " fused AS (SELECT coalesce(v.parent_id, t.parent_id) AS parent_id,"
         " coalesce(v.chunk_id, t.chunk_id) AS chunk_id,"
-        f" coalesce(1::float8 / ({RRF_K:d} + v.rank), 0)"
-        f" + coalesce(1::float8 / ({RRF_K:d} + t.rank), 0) AS score,"
+        f" {VECTOR_WEIGHT!r}::float8 * {_scaled('v', 'b.vlo', 'b.vhi')}"
+        f" + {1 - VECTOR_WEIGHT!r}::float8 * {_scaled('t', 'b.tlo', 'b.thi')} AS score,"
         " coalesce(v.rank, 1000000000 + t.rank) AS listed"
-        " FROM vector v FULL JOIN text t ON t.parent_id = v.parent_id"
+        " FROM vector v FULL JOIN text t ON t.parent_id = v.parent_id CROSS JOIN bounds b"
         " ORDER BY score DESC, listed LIMIT %s)"
         f' SELECT p.*, f.score AS fused_score, c."text" AS winning_text FROM fused f'
         f' JOIN "{model._meta.db_table}" c ON c."id" = f.chunk_id'
         f' JOIN "{parent_table}" p ON p."id" = f.parent_id ORDER BY f.score DESC, f.listed'
     )
-    parents, chunk_ids = [p for p, _ in text_hits], [c for _, c in text_hits]
+    parents = [hit[0] for hit in text_hits]
+    chunk_ids = [hit[1] for hit in text_hits]
+    text_scores = [float(hit[2]) for hit in text_hits]
     parent_model = model._meta.get_field(parent_field).related_model
     rows = parent_model._default_manager.raw(
-        sql, [vector_literal, *params, parents, chunk_ids, limit]
+        sql, [vector_literal, *params, parents, chunk_ids, text_scores, limit]
     )
     return [RankedParent(row, row.fused_score, row.winning_text) for row in rows]
+
+
+def _scaled(alias: str, low: str, high: str) -> str:
+    """SQL: `alias`.score scaled to 0-1 between its list's `low` and `high`; 1 when
+    the list's scores are all equal (one candidate), 0 when the parent is not in it."""
+    return (
+        f"(CASE WHEN {alias}.parent_id IS NULL THEN 0"
+        f" WHEN {high} > {low} THEN ({alias}.score - {low}) / ({high} - {low}) ELSE 1 END)"
+    )
 
 
 def _nearest_sql(model: type[Any], parent_field: str, where: str, exact: bool) -> str:
@@ -343,12 +364,12 @@ def _nearest_sql(model: type[Any], parent_field: str, where: str, exact: bool) -
     return f"SELECT *, row_number() OVER () AS returned FROM ({nearest}) AS candidates"  # noqa: S608 - ours
 
 
-def _best_per_parent(rows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """(parent, chunk) pairs, each parent once with its best (first) chunk."""
-    seen: dict[int, int] = {}
-    for parent_id, chunk_id in rows:
-        seen.setdefault(parent_id, chunk_id)
-    return list(seen.items())
+def _best_per_parent(rows: Sequence[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """(parent, chunk, score) rows, each parent once with its best (first) chunk."""
+    seen: dict[int, tuple[int, int, float]] = {}
+    for row in rows:
+        seen.setdefault(row[0], row)
+    return list(seen.values())
 
 
 def _scope_where(chunks: QuerySet[Any]) -> tuple[str, list[Any]] | None:
@@ -386,8 +407,8 @@ def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
 
 def _text_candidates(
     scope: ChunkScope, parent_field: str, query: str, term_versions: Sequence[int] | None
-) -> list[tuple[int, int]]:
-    """The best full-text chunks' (parent, chunk), one per parent."""
+) -> list[tuple[int, int, float]]:
+    """The best full-text chunks' (parent, chunk, ts_rank), one per parent."""
     table = scope.model._meta.db_table
     terms = rare_terms(query, table, term_versions)
     if not terms or scope.where is None:
@@ -398,14 +419,15 @@ def _text_candidates(
     # the GIN bitmap with the version index's bitmap of every chunk in the
     # version, which took longer than ranking the matches (8 ms vs 2.5 ms).
     ranked = (
-        f'SELECT "{parent_field}_id", "id" FROM (SELECT * FROM "{table}"'  # noqa: S608 - names are ours, values are parameters
+        f'SELECT "{parent_field}_id", "id", ts_rank(search_vector, to_tsquery(\'simple\', %s))'  # noqa: S608 - names are ours, values are parameters
+        f' FROM (SELECT * FROM "{table}"'
         " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
         f' AS "{table}" WHERE {where}'
-        " ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC"
+        " ORDER BY 3 DESC"
         f" LIMIT {TEXT_CANDIDATES:d}"
     )
     tsquery = _or_tsquery(terms)
-    return _best_per_parent(fetch_rows(ranked, [tsquery, *params, tsquery]))
+    return _best_per_parent(fetch_rows(ranked, [tsquery, tsquery, *params]))
 
 
 def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:

@@ -196,7 +196,8 @@ def _knowledge_search(
     )
     if asks_what_to_do(query):
         ranked = _actionable_first(ranked)
-    top = ranked[0].score if ranked else 1.0
+    # The best score, wherever the reordering put it: relevance stays within 0-1.
+    top = max((r.score for r in ranked), default=1.0) or 1.0
     texts = [r.chunk_text for r in ranked]
     if asks_what_to_do(query):
         texts = _action_sections(ranked, texts)
@@ -228,7 +229,9 @@ _ACTION_HEADING_RE = re.compile(
 
 # Asked what to do, a runbook or known issue says it; an incident review or an
 # architecture note only explains. Their fused score counts this much less then.
-EXPLAINING_TYPES_WEIGHT = 0.95
+# With score fusion (0-1 within the candidates), 0.85 and 0.75 each put one more
+# knowledge question first than 0.95 on our sets (kq, unseen) and none fewer.
+EXPLAINING_TYPES_WEIGHT = 0.85
 _EXPLAINING_TYPES = {"postmortem", "architecture"}
 
 

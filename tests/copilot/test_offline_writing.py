@@ -131,8 +131,8 @@ def documents(*docs: tuple[str, str, float]) -> list[ToolOutcome]:
 def test_only_documents_close_to_the_best_are_also_listed() -> None:
     found = documents(
         ("KB-RB-009", "Failed deployment rollback", 1.0),
-        ("KB-RB-008", "Bad configuration pushed globally", 0.98),
-        ("KB-RB-001", "TLS certificate expiry", 0.91),
+        ("KB-RB-008", "Bad configuration pushed globally", 0.62),
+        ("KB-RB-001", "TLS certificate expiry", 0.31),
     )
     answer = write_answer("how do I roll back a bad deploy?", found, ConversationState())
     assert "KB-RB-008" in answer

@@ -278,8 +278,15 @@ def test_the_closing_words_decide_between_documents_and_past_incidents(question,
         ("docs about the codespaces service?", "search_knowledge"),
         ("is there a wiki page for rotating leaked tokens", "search_knowledge"),
         ("any documentation on dns rollbacks?", "search_knowledge"),
-        # ...while a product called "Docs" is still an application.
-        ("codespaces outages", "get_incidents_by_application"),
+        # ...while documentation in a story is not asked for.
+        (
+            "the docs for the client say retries are safe, yet we got duplicate charges. seen this?",
+            "search_similar_incidents",
+        ),
+        (
+            "our wiki about failover was wrong and the replica lost writes, seen this before?",
+            "search_similar_incidents",
+        ),
     ],
 )
 def test_documentation_asked_for_without_a_type_asks_for_documents(question, tool) -> None:

@@ -1,4 +1,4 @@
-"""The shared hybrid ranking: its SQL fusion agrees with reciprocal rank fusion
+"""The shared hybrid ranking: its SQL fusion agrees with min-max score fusion
 computed the plain way, and its hand-written scope is the ORM's."""
 
 import json
@@ -10,7 +10,7 @@ from incidentdesk.embeddings import embed_query_literal
 from incidents.models import DatasetVersion, IncidentChunk
 from incidents.ranking import (
     EXACT_DISTANCE,
-    RRF_K,
+    VECTOR_WEIGHT,
     ChunkScope,
     _fused_winners,
     fetch_rows,
@@ -48,44 +48,75 @@ def six_incidents(tmp_path: Path) -> DatasetVersion:
     return version
 
 
+def scaled(scores: dict[int, float]) -> dict[int, float]:
+    low, high = min(scores.values()), max(scores.values())
+    return {p: (s - low) / (high - low) if high > low else 1.0 for p, s in scores.items()}
+
+
 def plain_fusion(
-    vector_hits: list[tuple[int, int]], text_hits: list[tuple[int, int]]
+    vector_hits: list[tuple[int, int, float]], text_hits: list[tuple[int, int, float]]
 ) -> list[tuple[int, int, float]]:
-    """Reciprocal rank fusion as the papers write it: (parent, chunk, score), best first."""
+    """Min-max scaled scores, weighted and added, as the papers write it:
+    (parent, chunk, score), best first; ties go to the vector list's order."""
     scores: dict[int, float] = {}
     best_chunk: dict[int, int] = {}
-    for hits in (vector_hits, text_hits):
-        for rank, (parent_id, chunk_id) in enumerate(hits, start=1):
-            scores[parent_id] = scores.get(parent_id, 0.0) + 1.0 / (RRF_K + rank)
+    listed: dict[int, int] = {}
+    for weight, hits in ((VECTOR_WEIGHT, vector_hits), (1 - VECTOR_WEIGHT, text_hits)):
+        for parent_id, score in scaled({p: s for p, _, s in hits}).items():
+            scores[parent_id] = scores.get(parent_id, 0.0) + weight * score
+        for parent_id, chunk_id, _ in hits:
             best_chunk.setdefault(parent_id, chunk_id)
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
+            listed.setdefault(parent_id, len(listed))
+    ordered = sorted(scores.items(), key=lambda item: (-round(item[1], 9), listed[item[0]]))
     return [(parent_id, best_chunk[parent_id], score) for parent_id, score in ordered]
 
 
-def test_the_sql_fusion_matches_reciprocal_rank_fusion(six_incidents: DatasetVersion) -> None:
+def test_the_sql_fusion_matches_score_fusion(six_incidents: DatasetVersion) -> None:
     literal = embed_query_literal("forbidden after rotating the merchant api key")
     rows = fetch_rows(
-        f"SELECT incident_id, id FROM incidents_incidentchunk WHERE version_id = %s"  # noqa: S608 - ours
-        f" ORDER BY {EXACT_DISTANCE}, id",
-        [six_incidents.pk, literal],
+        f"SELECT incident_id, id, 1 - ({EXACT_DISTANCE}) FROM incidents_incidentchunk"  # noqa: S608 - ours
+        f" WHERE version_id = %s ORDER BY {EXACT_DISTANCE}, id",
+        [literal, six_incidents.pk, literal],
     )
-    nearest: dict[int, int] = {}  # each parent's nearest chunk, nearest parent first
+    nearest: dict[int, tuple[int, float]] = {}  # each parent's nearest chunk, nearest first
     farthest: dict[int, int] = {}
-    for parent, chunk in rows:
-        nearest.setdefault(parent, chunk)
+    for parent, chunk, similarity in rows:
+        nearest.setdefault(parent, (chunk, similarity))
         farthest[parent] = chunk
-    vector_hits = list(nearest.items())
-    # A text list in another order, naming other chunks of the same parents.
-    text_hits = list(reversed(farthest.items()))[:4]
+    vector_hits = [(p, c, s) for p, (c, s) in nearest.items()]
+    # A text list in another order, naming other chunks of the same parents,
+    # with scores of its own that differ from the vector list's.
+    text_hits = [(p, c, 1.0 / (i + 1)) for i, (p, c) in enumerate(reversed(farthest.items()))][:4]
     scope = ChunkScope.in_versions(IncidentChunk, [six_incidents.pk])
 
     fused = _fused_winners(scope, "incident", literal, True, text_hits, limit=5)
 
     expected = plain_fusion(vector_hits, text_hits)[:5]
-    assert [(r.parent.pk, r.score) for r in fused] == [(p, s) for p, _, s in expected]
+    assert [r.parent.pk for r in fused] == [p for p, _, _ in expected]
+    assert [r.score for r in fused] == pytest.approx([s for _, _, s in expected], abs=1e-3)
     chunk_texts = dict(IncidentChunk.objects.values_list("id", "text"))
     assert [r.chunk_text for r in fused] == [chunk_texts[c] for _, c, _ in expected]
     assert all(r.parent.title in TITLES for r in fused)
+
+
+def test_a_clear_full_text_winner_outweighs_the_vector_runner_up(
+    six_incidents: DatasetVersion,
+) -> None:
+    """What rank fusion lost: the first two of each list, crossed, tie by places
+    (and the vector list's first won); by scores the clear full-text winner does."""
+    literal = embed_query_literal("forbidden after rotating the merchant api key")
+    scope = ChunkScope.in_versions(IncidentChunk, [six_incidents.pk])
+    by_vector = _fused_winners(scope, "incident", literal, True, [], limit=6)
+    first, second, last = by_vector[0].parent, by_vector[1].parent, by_vector[-1].parent
+
+    def chunk_of(incident: object) -> int:
+        return IncidentChunk.objects.filter(incident=incident).values_list("id", flat=True)[0]
+
+    text_hits = [(p.pk, chunk_of(p), s) for p, s in ((second, 1.0), (first, 0.1), (last, 0.0))]
+
+    fused = _fused_winners(scope, "incident", literal, True, text_hits, limit=6)
+
+    assert fused[0].parent == second
 
 
 def test_the_written_scope_is_the_sql_the_orm_compiles(six_incidents: DatasetVersion) -> None:

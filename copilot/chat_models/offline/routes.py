@@ -59,11 +59,12 @@ def limit_for(question: str, tool: str) -> int:
 
 
 # Documentation asked for without a type ("any docs on X?", "docs about the payments
-# service"): a request for documents, never a filter. The article or preposition
-# keeps product names out ("Google Docs outages").
+# service"): a request for documents, never a filter. The words before it keep
+# product names ("Google Docs outages") and stories ("the docs say retries are
+# safe, yet…", "our wiki for X was wrong") out.
 _DOCUMENTATION_RE = re.compile(
-    r"\b(?:any|a|the|some|our|there\s+(?:a|any))\s+(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
-    r"|\b(?:docs?|documentation|wiki|guides?)\s+(?:on|about|for|covering)\b",
+    r"\b(?:any|a|some|there\s+(?:a|any))\s+(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
+    r"|(?<!\bthe\s)(?<!\bour\s)\b(?:docs?|documentation|wiki|guides?)\s+(?:on|about|for|covering)\b",
     re.IGNORECASE,
 )
 
