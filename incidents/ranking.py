@@ -227,7 +227,8 @@ def embed_in_background(query: str) -> Future[str]:
 
 # A chat report nobody has reviewed ranks below a reviewed incident of equal (or
 # nearly equal) relevance: its fused score counts this much less when ordering.
-# 2% of a fused score (0-1); a clearly more relevant report still comes first. The only place review status touches ranking.
+# 2% of a fused score (0-1); a clearly more relevant report still comes first.
+# The only place review status touches ranking.
 REPORTED_PENALTY = 0.02
 
 

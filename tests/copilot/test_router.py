@@ -280,7 +280,7 @@ def test_the_closing_words_decide_between_documents_and_past_incidents(question,
         ("any documentation on dns rollbacks?", "search_knowledge"),
         # ...while documentation in a story is not asked for.
         (
-            "the docs for the client say retries are safe, yet we got duplicate charges. seen this?",
+            "the docs for the client say retries are safe, yet we got double charges. seen this?",
             "search_similar_incidents",
         ),
         (
