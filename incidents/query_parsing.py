@@ -440,7 +440,10 @@ def parse_date_phrase(phrase: str, today: dt.date) -> dt.date | None:
 WHAT_TO_DO_ASKS = (
     r"what\s+now|now\s+what|next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we|you)\s+do(?:\s+now)?|"
     r"what\s+(?:do|should|can)\s+(?:i|we)\s+check(?:\s+first)?|where\s+do\s+(?:i|we)\s+start|"
-    r"(?:any\s+)?(?:advice|ideas|pointers|suggestions|tips)"
+    r"(?:any\s+)?(?:advice|ideas|pointers|suggestions|tips)|"
+    # ...and the fix or the routine asked for by name ("whats the drill", "quick fix?").
+    r"what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|fix|process|standard\s+response)|"
+    r"(?:any\s+)?(?:quick\s+)?(?:fix|fixes|workarounds?)"
 )
 
 

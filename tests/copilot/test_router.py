@@ -11,6 +11,7 @@ from copilot.chat_models.offline.router import (
     plan,
     route,
 )
+from copilot.chat_models.offline.routes import DEFAULT_LIMITS
 from incidents import query_parsing as qp
 
 CATALOG = [
@@ -268,6 +269,30 @@ def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
 )
 def test_the_closing_words_decide_between_documents_and_past_incidents(question, tool) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # A property a system promises, or whether a setting is safe...
+        "Does RabbitMQ guarantee message ordering after a consumer crash?",
+        "is innodb_flush_log_at_trx_commit=2 safe for a payments database?",
+        # ...or how something seen can happen at all, whatever time words it holds.
+        "java service got a negative duration after the leap second, how is that even possible",
+        "our cron ran twice when the clock went back tonight, how can that happen",
+        # A fix or routine asked for by name, and a question typed without its mark.
+        "api gateway throwing 502s after the config push. whats the drill",
+        "nodes OOMing every hour since the upgrade. quick fix?",
+        "redis cluster lost quorum after the network blip, is this a known thing",
+    ],
+)  # fmt: skip
+def test_asking_how_a_system_behaves_or_what_to_do_asks_for_documents(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"
+
+
+def test_at_all_is_not_a_request_for_the_whole_list() -> None:
+    decision = route("the ledger would not start at all this morning", catalog=CATALOG, today=TODAY)
+    assert decision.arguments["limit"] == DEFAULT_LIMITS[decision.tool]
 
 
 @pytest.mark.parametrize(

@@ -234,12 +234,9 @@ def _decide(
     (first, p1), (second, p2) = guess.ranked[0], guess.ranked[1]
     unfit = _listing_without_slot(question, first, catalog, today)
     if unfit:
-        # Weigh what is left as if the listing had not been offered: the runner-up
-        # alone would skip the evidence a close call between the others deserves.
-        rest = guess.among(tuple(name for name, _ in guess.ranked if name != first))
-        intent, why = _decide(question, rest, catalog, today, probe)
-        reason = f"{first} {p1:.2f} but {unfit}" + (f"; {why}" if why else "")
-        return intent, Evidence(reason) if isinstance(why, Evidence) else reason
+        return _decided_without(
+            question, guess, first, f"{first} {p1:.2f} but {unfit}", catalog, today, probe
+        )
     asked = document_asked(question)
     if first != "knowledge" and asked and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
@@ -248,25 +245,54 @@ def _decide(
         # "Why do X tend to…?", "what causes split brain?": how things work in general
         # (known issues, architecture, reviews), not which past event it was.
         return "knowledge", f"similar {p1:.2f}, but asks why things happen in general"
+    if first != "lookup" and _ASKS_HOW_IT_WORKS_RE.search(question):
+        # "Does X guarantee Y after Z?", "is X=Y safe for Z?", "how is that even
+        # possible?": how a system behaves, which documents say, whatever else
+        # the story holds (a time of day, a product's name).
+        return "knowledge", f"{first} {p1:.2f}, but asks how the system behaves"
     if _PREPARES_RE.search(question):
         # "Leap second coming up, anything to watch for?": how to get ready is what
         # runbooks and known issues say (the past fixes come with them).
         return "knowledge", f"{first} {p1:.2f}, but asks what to prepare for or learn"
-    if first == "similar" and _pleads_what_to_do(question):
+    if first in {"similar", "knowledge"} and _pleads_what_to_do(question):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
-        # what to do, which documents answer (the past fixes come with them).
-        return "knowledge", f"similar {p1:.2f}, but the last words ask what to do"
+        # what to do, which documents answer (the past fixes come with them), however
+        # close a past incident reads.
+        return "knowledge", f"{first} {p1:.2f}, but the last words ask what to do"
     if p1 >= UNSURE_BELOW or p2 < EVIDENCE_FROM:
         return _slots_agree(question, first, guess, catalog, today, sure=p1 >= UNSURE_BELOW)
     considered = f"{first} {p1:.2f} vs {second} {p2:.2f}"
     pair = {first, second}
     for weigh in (_by_window, _by_document_type, _by_application_named):
         decided = weigh(question, pair, catalog, today)
-        if decided is not None:
-            return decided[0], f"{considered}: {decided[1]}"
+        if decided is None:
+            continue
+        if weigh is _by_application_named and decided[0] != "by_application":
+            # Not a listing after all: the others are weighed as if it had not been
+            # offered, not left to whichever came second.
+            why = f"{considered}: {decided[1]}"
+            return _decided_without(question, guess, "by_application", why, catalog, today, probe)
+        return decided[0], f"{considered}: {decided[1]}"
     if pair == {"similar", "knowledge"} and probe is not None:
         return _by_evidence(question, catalog, today, probe, considered)
     return first, considered
+
+
+def _decided_without(
+    question: str,
+    guess: IntentGuess,
+    intent: str,
+    reason: str,
+    catalog: Sequence[qp.ApplicationEntry],
+    today: dt.date,
+    probe: Probe | None,
+) -> tuple[str, str]:
+    """Decide again as if `intent` had not been offered: the runner-up alone would
+    skip the evidence a close call between the others deserves."""
+    rest = guess.among(tuple(name for name, _ in guess.ranked if name != intent))
+    decided, why = _decide(question, rest, catalog, today, probe)
+    reason = reason + (f"; {why}" if why else "")
+    return decided, Evidence(reason) if isinstance(why, Evidence) else reason
 
 
 Weighing = tuple[str, str] | None
@@ -350,6 +376,16 @@ _GENERAL_CAUSE_RE = re.compile(
     r"|\bwhy\s+(?:are|is)\b.*\bso\s+(?:common|frequent|often|many|bad|slow)\b",
     re.IGNORECASE,
 )
+# Asking how a system behaves rather than what happened: a property it promises,
+# whether a setting is safe, how something observed can happen at all.
+_ASKS_HOW_IT_WORKS_RE = re.compile(
+    r"^\W*(?:does|do|will|would|can|is|are)\s+(?:[\w./+-]+\s+){1,4}"
+    r"(?:guarantee|promise|ensure|preserve|survive|tolerate|support)s?\b"
+    r"|\bis\s+[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
+    r"|\bhow\s+(?:is|was)\s+(?:that|this|it)\s+(?:even\s+)?possible\b"
+    r"|\bhow\s+(?:can|could|would|does)\s+(?:that|this|it)\s+(?:even\s+)?happen\b",
+    re.IGNORECASE,
+)
 # Asking how to get ready or what to beware of, before anything has happened.
 _PREPARES_RE = re.compile(
     r"\b(?:anything|what|things)\s+(?:(?:do|should)\s+(?:i|we)\s+|to\s+)(?:watch|look)\s+"
@@ -371,9 +407,17 @@ def _pleads_what_to_do(question: str) -> bool:
     return len(parts) > 1 and bool(_PLEA_RE.fullmatch(parts[-1]))
 
 
+# A question typed without its mark still opens like one ("is this a known thing").
+_QUESTION_OPENING_RE = re.compile(
+    r"^\W*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have)\s+"
+    r"(?:this|that|it|there|we|you|anyone|anybody)\b",
+    re.IGNORECASE,
+)
+
+
 def _is_request(question: str) -> bool:
     last = last_sentence(question)
-    return "?" in last or bool(_REQUEST_RE.search(last))
+    return "?" in last or bool(_REQUEST_RE.search(last) or _QUESTION_OPENING_RE.search(last))
 
 
 def _by_application_named(

@@ -19,7 +19,12 @@ DEFAULT_LIMITS = {
     )
 }
 LISTING_LIMIT = 25  # "all", "every", "list": people want the whole set
-_LIST_ALL_RE = re.compile(r"\b(?:all|every|list|each|show\s+me|everything)\b", re.IGNORECASE)
+# "at all" and "all day" say how much something broke, not how many to list.
+_LIST_ALL_RE = re.compile(
+    r"\b(?:(?<!\bat\s)all(?!\s+(?:day|night|morning|week|the\s+time))|every|list|each|"
+    r"show\s+me|everything)\b",
+    re.IGNORECASE,
+)
 _DOCUMENT_TYPES = (
     # What people call a documented gotcha: "a known issue", "is this a known thing?".
     (
@@ -61,10 +66,13 @@ def limit_for(question: str, tool: str) -> int:
 # Documentation asked for without a type ("any docs on X?", "docs about the payments
 # service"): a request for documents, never a filter. The words before it keep
 # product names ("Google Docs outages") and stories ("the docs say retries are
-# safe, yet…", "our wiki for X was wrong") out.
+# safe, yet…", "our wiki for X was wrong") out. "A write-up" is left out: people
+# say it of an incident's own postmortem as often as of a document.
 _DOCUMENTATION_RE = re.compile(
-    r"\b(?:any|a|some|there\s+(?:a|any))\s+(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
-    r"|(?<!\bthe\s)(?<!\bour\s)\b(?:docs?|documentation|wiki|guides?)\s+(?:on|about|for|covering)\b",
+    r"\b(?:any|a|some|there\s+(?:a|any))\s+"
+    r"(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
+    r"|(?<!\bthe\s)(?<!\bour\s)\b(?:docs?|documentation|wiki|guides?)\s+"
+    r"(?:on|about|for|covering)\b",
     re.IGNORECASE,
 )
 
