@@ -198,6 +198,22 @@ def test_follow_ups_act_on_what_the_last_turn_found(question: str, expected: lis
 
 
 @pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # The same thing at someone else is a search...
+        ("had that happened to other companies before?", "search_similar_incidents"),
+        ("has that bitten anyone else?", "search_similar_incidents"),
+        # ...whether this one was a repeat is a field of its record...
+        ("was it a repeat?", "lookup_incident_by_id"),
+        # ...and "again" after getting something working is a recovery, not a recurrence.
+        ("how did they get checkout running again?", "lookup_incident_by_id"),
+    ],
+)
+def test_elsewhere_is_searched_and_working_again_is_read(question: str, tool: str) -> None:
+    assert {name for name, _ in plan_of(question)} == {tool}
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "Any incidents where a leap second caused CPU spikes?",  # stands alone

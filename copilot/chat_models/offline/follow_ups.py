@@ -40,14 +40,21 @@ _FIELD_RE = re.compile(
     r"who|owner|how\s+long|duration|impact\w*|data|lost|repeat\w*|recover\w*)\b",
     re.IGNORECASE,
 )
+# "Did it happen again?", not "how did they get it working again" (a recovery).
 _RECURRENCE_RE = re.compile(
-    r"\b(?:again|later|recur\w*|since\s+then|after\s+that)\b", re.IGNORECASE
+    r"\b(?:(?<!working\s)(?<!running\s)(?<!\bup\s)(?<!online\s)(?<!\bback\s)(?<!normal\s)again"
+    r"|later|recur\w*|since\s+then|after\s+that)\b",
+    re.IGNORECASE,
 )
 _SIMILAR_RE = re.compile(
     r"\b(?:more\s+like\s+(?:this|that|it|these|those)|similar\s+(?:ones|incidents|outages)|"
     r"(?:other|any)\s+(?:incidents|outages|ones)\s+like|"
     # "anything similar at Google?", "has GitHub had something like that?"
-    r"(?:anything|something|anyone|others?)\s+(?:else\s+)?(?:similar|like\s+(?:this|that|it)))\b",
+    r"(?:anything|something|anyone|others?)\s+(?:else\s+)?(?:similar|like\s+(?:this|that|it))|"
+    # "had that happened before somewhere?", "a repeat of something elsewhere?": the
+    # same thing at someone else is a search, not a field of this record.
+    r"(?:happen\w*|seen|repeat\w*|hit|bit(?:e|ten)?)\b.*?\b(?:somewhere|anywhere|elsewhere|"
+    r"other\s+compan(?:y|ies)|anyone\s+else|anybody\s+else))\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
