@@ -254,7 +254,9 @@ def _decide(
         # "Leap second coming up, anything to watch for?": how to get ready is what
         # runbooks and known issues say (the past fixes come with them).
         return "knowledge", f"{first} {p1:.2f}, but asks what to prepare for or learn"
-    if first in {"similar", "knowledge"} and _pleads_what_to_do(question):
+    if first in {"similar", "knowledge"} and (
+        _pleads_what_to_do(question) or _HOW_TO_FIX_RE.search(question)
+    ):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
         # what to do, which documents answer (the past fixes come with them), however
         # close a past incident reads.
@@ -384,6 +386,12 @@ _ASKS_HOW_IT_WORKS_RE = re.compile(
     r"|\bis\s+[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
     r"|\bhow\s+(?:is|was)\s+(?:that|this|it)\s+(?:even\s+)?possible\b"
     r"|\bhow\s+(?:can|could|would|does)\s+(?:that|this|it)\s+(?:even\s+)?happen\b",
+    re.IGNORECASE,
+)
+# Opening with how to fix it: what to do, however closely a past incident matches.
+_HOW_TO_FIX_RE = re.compile(
+    r"^\W*how\s+(?:do|should|can|would|to)\s+(?:i|we|you)?\s*(?:fix|handle|stop|recover|"
+    r"mitigate|resolve|deal\s+with|get\s+rid\s+of|troubleshoot|debug|roll\s*back|unblock)\b",
     re.IGNORECASE,
 )
 # Asking how to get ready or what to beware of, before anything has happened.
