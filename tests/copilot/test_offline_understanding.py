@@ -56,6 +56,17 @@ def test_the_second_one_points_at_the_second_result(alice: User) -> None:
     assert tools_of(follow_up)[0] == ("lookup_incident_by_id", {"incident_id": ids[1]})
 
 
+def test_walking_down_a_list_after_reading_one_in_detail(alice: User) -> None:
+    """After "the first one - what caused it?" the focus is one incident; "the
+    second one" still means the listing's second."""
+    conversation = conversation_create(owner=alice)
+    ids = done_of(ask(conversation, alice, "Any incidents in 2025?")).citations
+    assert len(ids) >= 2
+    ask(conversation, alice, "the first one - what caused it?")
+    follow_up = ask(conversation, alice, "and the second one, how long did it last?")
+    assert tools_of(follow_up)[0] == ("lookup_incident_by_id", {"incident_id": ids[1]})
+
+
 def test_a_runbook_follow_up_searches_knowledge_with_the_incidents_topic(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     ask(conversation, alice, "Merchants are getting HTTP 403 after we rotated the API key")

@@ -197,6 +197,27 @@ def test_follow_ups_act_on_what_the_last_turn_found(question: str, expected: lis
     assert plan_of(question) == expected
 
 
+def test_a_name_the_detailed_one_lacks_is_looked_for_in_the_listing_before_it() -> None:
+    read = Remembered(
+        "INC-2020-10-17-001",
+        "Scoreboard database wiped",
+        "Leaderboarded",
+        "2020-10-17",
+        "a decision to restore from the daily backup",
+    )
+    travis = Remembered(
+        "INC-2018-03-13-001",
+        "Production database truncated by a test run",
+        "Travis CI",
+        "2018-03-13",
+    )
+    state = ConversationState((read,), "how much data did the scoreboard one lose?",
+                              listed=(read, travis))  # fmt: skip
+    assert plan_of("and the CI one, how long was that down?", state) == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2018-03-13-001"})
+    ]
+
+
 @pytest.mark.parametrize(
     ("question", "tool"),
     [

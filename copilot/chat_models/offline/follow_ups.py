@@ -176,7 +176,7 @@ def _select_many_follow_up(question: str, state: ConversationState) -> list[Rout
 
 def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
     """The item pointed at; a name none of them carries is searched for instead."""
-    item = selected_item(question, state.focus)
+    item = selected_item(question, state.focus, state.listed)
     if item is not None:
         return [_lookup(item, "follow-up")]
     # The name plus the application under discussion; the earlier question's
@@ -195,9 +195,12 @@ def named_item(question: str) -> str:
     return named.group("name")
 
 
-def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered | None:
+def selected_item(
+    question: str, focus: Sequence[Remembered], listed: Sequence[Remembered] = ()
+) -> Remembered | None:
     """The item a follow-up points at: by ordinal, by name (None if no item has
-    it), else the first."""
+    it), else the first. An ordinal or a name the focus cannot answer is read
+    against the listing before it (`listed`), when there was one."""
     ordinal = _ORDINAL_RE.search(question)
     if ordinal:
         digit = ordinal.group("d")
@@ -206,15 +209,19 @@ def selected_item(question: str, focus: Sequence[Remembered]) -> Remembered | No
             if digit
             else _ORDINALS[(ordinal.group("n") or ordinal.group("m")).lower()]
         )
-        if -len(focus) <= index < len(focus):
-            return focus[index]
+        for items in (focus, listed):
+            if -len(items) <= index < len(items):
+                return items[index]
     name = named_item(question).lower()
     if not name:
         return _by_date(question, focus) or _by_description(question, focus) or focus[0]
-    for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
-        found = [item for item in focus if name in fields(item).lower()]
-        if found:
-            return found[0]
+    # A whole word: "the CI one" is not about a "deCIsion" in some record's text.
+    said = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+    for items in (focus, listed):
+        for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
+            found = [item for item in items if said.search(fields(item).lower())]
+            if found:
+                return found[0]
     return _by_date(question, focus)
 
 

@@ -8,6 +8,7 @@ only say what the tools returned, exactly like a model.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from copilot.chat_models.base import ChatMessage
@@ -116,7 +117,20 @@ def turn_outcomes(messages: list[ChatMessage], start: int) -> list[ToolOutcome]:
 
 
 def conversation_state(messages: list[ChatMessage]) -> ConversationState:
-    """The incidents of the latest earlier turn whose tools returned any."""
+    """The incidents of the latest earlier turn whose tools returned any (and, when
+    that was one incident, the latest listing of several before it)."""
+    turns = list(_earlier_turns_with_incidents(messages))
+    if not turns:
+        return ConversationState()
+    question, focus = turns[0]
+    listed = next((found for _, found in turns[1:] if len(found) > 1), ())
+    return ConversationState(focus, question, listed=listed if len(focus) == 1 else ())
+
+
+def _earlier_turns_with_incidents(
+    messages: list[ChatMessage],
+) -> Iterator[tuple[str, tuple[Remembered, ...]]]:
+    """(question, incidents remembered) of each earlier turn that found any, latest first."""
     current = last_user_index(messages)
     starts = [i for i, m in enumerate(messages[:current]) if m["role"] == "user"]
     ends = [*starts[1:], current]
@@ -126,8 +140,7 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
         ]
         if incidents:
             answer = _final_answer(messages[start:end])
-            return ConversationState(_remember(incidents, answer), messages[start]["content"])
-    return ConversationState()
+            yield messages[start]["content"], _remember(incidents, answer)
 
 
 def _final_answer(messages: list[ChatMessage]) -> str:

@@ -38,6 +38,9 @@ class ConversationState:
     focus: tuple[Remembered, ...] = ()
     last_question: str = ""
     documents: tuple[RememberedDocument, ...] = ()
+    # When the focus is one incident read in detail, the listing before it: people
+    # walk down a list ("the second one?", then "and the CI one?").
+    listed: tuple[Remembered, ...] = ()
 
     @property
     def topic(self) -> str:
