@@ -471,7 +471,9 @@ CATEGORY_WORDS = {
     "bug": "software-bug",
 }  # fmt: skip
 _CATEGORY_RE = re.compile(
-    rf"\b(?P<word>{'|'.join(re.escape(w) for w in CATEGORY_WORDS)})(?:[- ]related)?\s+"
+    # "config-change incidents", "deploy-related outages": the category and a word of its kind.
+    rf"\b(?P<word>{'|'.join(re.escape(w) for w in CATEGORY_WORDS)})"
+    r"(?:[- ](?:related|change|changes|push|pushes|rollout|expiry|expiries))?\s+"
     r"(?:incidents?|outages?|issues|problems|failures)\b",
     re.IGNORECASE,
 )

@@ -105,6 +105,8 @@ def test_repeat_severity_and_category_are_recognised() -> None:
     assert qp.parse_severity("the critical path got slow") is None
     assert qp.parse_category("certificate-related incidents in the past year") == "certificate"
     assert qp.parse_category("the database was slow") is None  # not a listing
+    assert qp.parse_category("config-change incidents over the past 60 days") == "config"
+    assert qp.parse_category("any deploy rollout outages lately?") == "deploy"
 
 
 @pytest.mark.parametrize(
