@@ -312,6 +312,26 @@ def test_imports_between_apps_point_one_way() -> None:
     assert not back, "imports against the apps' direction:\n" + "\n".join(back)
 
 
+def _is_layer(module: str, layer: str) -> bool:
+    """`selectors`, `dataset_selectors`, `copilot.tickets.selectors` are all selectors."""
+    return module.rpartition(".")[2].endswith(layer)
+
+
+def test_selectors_never_import_services() -> None:
+    """README "Map": services may call selectors, never the other way round."""
+    graph = import_graph()
+    imports = [(module, targets) for module, targets in graph.edges.items()]
+    imports += [(found.module, set(found.targets)) for found in graph.inner]
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in imports
+        if _is_layer(module, "selectors")
+        for target in targets
+        if _is_layer(target, "services")
+    )
+    assert not upward, "selectors importing services:\n" + "\n".join(upward)
+
+
 def test_the_graph_sees_the_imports_it_checks() -> None:
     """A guard on the reader itself: known edges and a known deferred import show up."""
     graph = import_graph()
