@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 def http_serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
@@ -12,6 +14,22 @@ def http_serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def http_serve_to(answer: Callable[[BaseHTTPRequestHandler], None]) -> ThreadingHTTPServer:
+    """`answer(request)` for every GET and POST, through `http_serve`, with no request log."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # BaseHTTPRequestHandler's names
+            answer(self)
+
+        def do_POST(self) -> None:
+            answer(self)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # keep test output clean
+
+    return http_serve(Handler)
 
 
 def http_stop(server: ThreadingHTTPServer) -> None:

@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.http_servers import http_serve, http_stop
+from tests.http_servers import http_serve_to, http_stop
 
 _LOGQL_RE = re.compile(r'^\{(?P<label>[\w.]+)="(?P<service>[^"]*)"\}(?: \|= (?P<text>".*"))?$')
 _SEARCH_RE = re.compile(r"^/(?P<index>[^/]+)/_search$")
@@ -54,20 +54,7 @@ class LogServer:
     requests: list[Seen] = field(default_factory=list)
 
     def start(self) -> LogServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # BaseHTTPRequestHandler's name
-                server._answer(self, None)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                server._answer(self, json.loads(self.rfile.read(length) or b"{}"))
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._http = http_serve(Handler)
+        self._http = http_serve_to(self._answer)
         return self
 
     def stop(self) -> None:
@@ -77,7 +64,11 @@ class LogServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._http.server_address[1]}"
 
-    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        body: dict[str, Any] | None = None  # a GET's
+        if handler.command == "POST":
+            length = int(handler.headers.get("Content-Length") or 0)
+            body = json.loads(handler.rfile.read(length) or b"{}")
         url = urlsplit(handler.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         self.requests.append(Seen(handler.command, url.path, query, dict(handler.headers), body))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.http_servers import http_serve, http_stop
+from tests.http_servers import http_serve_to, http_stop
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
 _COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
@@ -77,19 +77,7 @@ class JiraServer:
         self.replies.extend(replies)
 
     def start(self) -> JiraServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                server._answer(self)
-
-            def do_GET(self) -> None:
-                server._answer(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return  # keep test output clean
-
-        self._http = http_serve(Handler)
+        self._http = http_serve_to(self._answer)
         return self
 
     def stop(self) -> None:
