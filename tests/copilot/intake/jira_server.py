@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from pytest_django.fixtures import Settings
+
 from tests.http_servers import http_serve_to, http_stop
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
@@ -128,3 +130,14 @@ class JiraServer:
         if _COMMENT_RE.match(path):
             return {"id": str(20000 + number), "body": "..."}
         return {"errorMessages": [f"No endpoint {path}"], "errors": {}}
+
+
+def jira_configure(settings: Settings, server: JiraServer, *, retries: int) -> Settings:
+    """The project's Jira settings, pointing at `server`, with a short timeout."""
+    settings.JIRA_URL = server.url
+    settings.JIRA_USER = "desk-bot@example.com"
+    settings.JIRA_TOKEN = "jira-test-token"
+    settings.JIRA_PROJECT = "OPS"
+    settings.JIRA_TIMEOUT_SECONDS = 0.5
+    settings.JIRA_RETRIES = retries
+    return settings
