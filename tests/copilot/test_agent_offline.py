@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from copilot import agent
 from copilot.events import DoneEvent, Event, StatusEvent, TitleEvent, ToolCallEvent
 from copilot.models import AgentRun, GoldenExample, Message, ToolCall
 from copilot.replies import conversation_reply
@@ -179,8 +180,6 @@ def test_one_answer_at_a_time_per_conversation(alice: User) -> None:
 
 
 def test_stop_cancels_the_run_and_keeps_the_question(alice: User, monkeypatch) -> None:
-    from copilot import agent
-
     # Offline answers end within the usual look-up interval: look at every step.
     monkeypatch.setattr(agent, "CANCEL_CHECK_SECONDS", 0)
     conversation = conversation_create(owner=alice)
