@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 def http_serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
@@ -35,3 +35,24 @@ def http_serve_to(answer: Callable[[BaseHTTPRequestHandler], None]) -> Threading
 def http_stop(server: ThreadingHTTPServer) -> None:
     server.shutdown()
     server.server_close()
+
+
+class LocalServer:
+    """A scripted local server (Jira, log search): a subclass answers in `_answer`."""
+
+    _http: ThreadingHTTPServer
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self._http = http_serve_to(self._answer)
+        return self
+
+    def stop(self) -> None:
+        http_stop(self._http)
+
+    @property
+    def url(self) -> str:
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}"

@@ -2,7 +2,7 @@
 set of log lines, for the search_logs adapters.
 
     server = LogServer(LINES).start()      # both protocols on one port
-    server.base_url                         # LOG_SEARCH_URL
+    server.url                              # LOG_SEARCH_URL
     server.requests[0].query["query"]       # the LogQL the adapter sent
     server.delay = 2.0                      # a backend that does not answer in time
 
@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.http_servers import http_serve_to, http_stop
+from tests.http_servers import LocalServer
 
 _LOGQL_RE = re.compile(r'^\{(?P<label>[\w.]+)="(?P<service>[^"]*)"\}(?: \|= (?P<text>".*"))?$')
 _SEARCH_RE = re.compile(r"^/(?P<index>[^/]+)/_search$")
@@ -47,22 +47,11 @@ class Seen:
 
 
 @dataclass
-class LogServer:
+class LogServer(LocalServer):
     lines: list[Line]
     label: str = "service_name"  # Loki's stream label / Elasticsearch's field for the service
     delay: float = 0.0
     requests: list[Seen] = field(default_factory=list)
-
-    def start(self) -> LogServer:
-        self._http = http_serve_to(self._answer)
-        return self
-
-    def stop(self) -> None:
-        http_stop(self._http)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         body: dict[str, Any] | None = None  # a GET's

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_django.fixtures import Settings
 
-from tests.http_servers import http_serve_to, http_stop
+from tests.http_servers import LocalServer
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
 _COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
@@ -70,25 +70,13 @@ class Seen:
 
 
 @dataclass
-class JiraServer:
+class JiraServer(LocalServer):
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Seen] = field(default_factory=list)
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
-
-    def start(self) -> JiraServer:
-        self._http = http_serve_to(self._answer)
-        return self
-
-    def stop(self) -> None:
-        http_stop(self._http)
-
-    @property
-    def url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length", "0"))
