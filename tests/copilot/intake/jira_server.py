@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_django.fixtures import Settings
 
-from tests.http_servers import LocalServer
+from tests.http_servers import LocalServer, Seen
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
 _COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
@@ -62,14 +62,6 @@ def slow(seconds: float) -> Reply:
 
 
 @dataclass
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    json: dict[str, Any]
-
-
-@dataclass
 class JiraServer(LocalServer):
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Seen] = field(default_factory=list)
@@ -79,24 +71,12 @@ class JiraServer(LocalServer):
         self.replies.extend(replies)
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length", "0"))
-        payload = json.loads(handler.rfile.read(length) or b"{}")
-        method = handler.command
-        self.requests.append(Seen(method, handler.path, dict(handler.headers), payload))
-        reply = self.replies.popleft() if self.replies else self._default(method, handler.path)
+        seen = self._record(handler)
+        reply = self.replies.popleft() if self.replies else self._default(seen.method, seen.path)
         time.sleep(reply.delay)
-        body = reply.body if reply.body is not None else self._success(handler.path)
+        body = reply.body if reply.body is not None else self._success(seen.path)
         data = b"" if reply.status == 204 else json.dumps(body).encode()
-        try:
-            handler.send_response(reply.status)
-            for name, value in reply.headers:
-                handler.send_header(name, value)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test)
+        self._send(handler, reply.status, data, reply.headers)
 
     def _default(self, method: str, path: str) -> Reply:
         """Jira's success for the endpoint: a transition POST is 204, a GET is 200."""
