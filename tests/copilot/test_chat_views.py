@@ -203,9 +203,9 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
     client: Client, alice: User
 ) -> None:
     conversation = conversation_create(owner=alice)
-    question = Message.objects.create(conversation=conversation, role="user", content="Why 403?")
+    question = MessageFactory(conversation=conversation, role="user", content="Why 403?")
     run = AgentRunFactory(conversation=conversation, question=question)
-    Message.objects.create(
+    MessageFactory(
         conversation=conversation,
         run=run,
         role="assistant",
