@@ -227,6 +227,24 @@ class AgentRunFactory(factory.django.DjangoModelFactory):
     model = "offline"
 
 
+class TicketFactory(factory.django.DjangoModelFactory):
+    """A built-in ticket, filed by its creator from a conversation of theirs."""
+
+    class Meta:
+        model = "copilot.Ticket"
+
+    key = factory.Sequence(lambda n: f"DESK-{n + 1}")
+    title = factory.LazyAttribute(lambda t: f"Ticket {t.key}")
+    severity = "SEV2"
+    service = "Checkout Gateway"
+    created_by = factory.SubFactory(UserFactory)
+    conversation = factory.SubFactory(
+        ConversationFactory, owner=factory.SelfAttribute("..created_by")
+    )
+    incident_id = "INC-2026-11-24-900001"
+    idempotency_key = factory.LazyAttribute(lambda t: f"test-{t.key}")
+
+
 class ImportJobFactory(factory.django.DjangoModelFactory):
     """A queued import into a version still building."""
 

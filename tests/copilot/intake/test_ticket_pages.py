@@ -14,7 +14,7 @@ from copilot.models import Conversation, Ticket
 from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png, intake_data, say
 from tests.copilot.intake.jira_server import JiraServer, Reply, jira_configure, jira_reply
-from tests.factories import UserFactory
+from tests.factories import TicketFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,15 +27,7 @@ def carol(db: None) -> User:
 
 def _ticket(owner: User, key: str, **fields: object) -> Ticket:
     conversation = conversation_create(owner=owner)
-    defaults = {"title": f"Ticket {key}", "severity": "SEV2", "service": "Checkout Gateway"}
-    return Ticket.objects.create(
-        key=key,
-        conversation=conversation,
-        incident_id="INC-2026-11-24-900001",
-        created_by=owner,
-        idempotency_key=f"test-{key}",
-        **(defaults | fields),
-    )
+    return TicketFactory(key=key, created_by=owner, conversation=conversation, **fields)
 
 
 def _keys(client: Client, **params: str) -> list[str]:
