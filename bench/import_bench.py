@@ -33,9 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,8 +40,6 @@ from typing import Any
 from bootstrap import BASE_DIR, EVAL_DIR
 from django.core.files import File
 
-from incidentdesk import memory, supervisor
-from incidentdesk.celery import app
 from incidentdesk.embeddings import embed_texts
 from incidents.importers import SourceRow, parse_incident
 from incidents.importing import INCIDENT_SPEC, rows_import
@@ -54,6 +49,7 @@ from incidents.services import (
     dataset_version_get_or_create,
     import_job_create,
 )
+from tests.celery_worker import celery_worker
 
 BENCH_DATASET = "bench-import"
 WORKER_TIMEOUT = 1800  # seconds: a loaded machine is slow, a stuck worker is not
@@ -153,23 +149,6 @@ def cli_import(path: Path, dataset: str) -> Run:
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"import_incidents failed: {output}")
     return Run(wall, service_seconds(output), peak_kb=usage.ru_maxrss)
-
-
-@contextmanager
-def celery_worker() -> Iterator[str]:
-    """A worker as `manage.py serve` starts it (prefork, one process), on a queue of its own."""
-    queue = f"bench-import-{uuid.uuid4().hex[:8]}"
-    argv = [*supervisor.celery_command(queue, f"{queue}@%h"), "--without-gossip",
-            "--without-mingle", "--loglevel", "WARNING"]  # fmt: skip
-    worker = subprocess.Popen(argv, cwd=BASE_DIR, env=memory.allocator_env())  # noqa: S603
-    previous = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    try:
-        yield queue
-    finally:
-        app.conf.task_default_queue = previous
-        worker.terminate()
-        worker.wait(60)
 
 
 def worker_import(path: Path, dataset: str) -> Run:

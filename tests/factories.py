@@ -80,10 +80,12 @@ def incident_row(incident_id: str, **fields: object) -> dict[str, object]:
     }
 
 
-def key_rotation_403(**fields: object) -> dict[str, object]:
-    """The seed most chat tests ask about: merchants got 403s after a key rotation."""
+def key_rotation_403(
+    incident_id: str = "INC-2025-08-24-001", **fields: object
+) -> dict[str, object]:
+    """The seed most tests ask about: merchants got 403s after a key rotation."""
     return incident_row(
-        "INC-2025-08-24-001",
+        incident_id,
         **{
             "title": "HTTP 403 errors in PayU Core after API key rotation",
             "impacted_application": "PayU Core",
@@ -93,10 +95,13 @@ def key_rotation_403(**fields: object) -> dict[str, object]:
     )
 
 
-def settlement_missing_rows(**fields: object) -> dict[str, object]:
+def settlement_missing_rows(
+    incident_id: str = "INC-2025-09-01-001", **fields: object
+) -> dict[str, object]:
     """The seed that should not match a 403 question."""
     return incident_row(
-        "INC-2025-09-01-001", **{"title": "Settlement report missing rows", **fields}
+        incident_id,
+        **{"title": "Settlement report missing rows", **fields},
     )
 
 
@@ -220,6 +225,24 @@ class AgentRunFactory(factory.django.DjangoModelFactory):
 
     conversation = factory.SubFactory(ConversationFactory)
     model = "offline"
+
+
+class TicketFactory(factory.django.DjangoModelFactory):
+    """A built-in ticket, filed by its creator from a conversation of theirs."""
+
+    class Meta:
+        model = "copilot.Ticket"
+
+    key = factory.Sequence(lambda n: f"DESK-{n + 1}")
+    title = factory.LazyAttribute(lambda t: f"Ticket {t.key}")
+    severity = "SEV2"
+    service = "Checkout Gateway"
+    created_by = factory.SubFactory(UserFactory)
+    conversation = factory.SubFactory(
+        ConversationFactory, owner=factory.SelfAttribute("..created_by")
+    )
+    incident_id = "INC-2026-11-24-900001"
+    idempotency_key = factory.LazyAttribute(lambda t: f"test-{t.key}")
 
 
 class ImportJobFactory(factory.django.DjangoModelFactory):

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import quote
 
 import psutil
@@ -18,14 +14,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
-from incidentdesk import supervisor
-from incidentdesk.celery import app
 from incidents.models import ImportJob
 from incidents.services import import_job_create
 from incidents.tasks import import_job_run
+from tests.celery_worker import celery_worker
 from tests.factories import DatasetFactory, incident_row
 
-BASE_DIR = Path(__file__).resolve().parents[1]
 WAIT_SECONDS = 120  # an upper bound for a slow machine, not a speed assertion
 
 
@@ -36,23 +30,10 @@ def worker_database_url() -> str:
 
 
 @contextmanager
-def running_worker(*pool: str) -> Iterator[subprocess.Popen[bytes]]:
-    """A worker on its own queue, reading the test database."""
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "DATABASE_URL": worker_database_url(), "CELERY_QUEUE": queue}
-    argv = [
-        sys.executable, "-m", "celery", "-A", "incidentdesk", "worker", *pool,
-        "-Q", queue, "--without-gossip", "--without-mingle", "--loglevel", "WARNING",
-    ]  # fmt: skip
-    worker = subprocess.Popen(argv, env=env, cwd=BASE_DIR)  # noqa: S603
-    previous = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    try:
+def running_worker(*options: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`manage.py serve`'s worker (tests/celery_worker.py), reading the test database."""
+    with celery_worker(*options, env={"DATABASE_URL": worker_database_url()}) as worker:
         yield worker
-    finally:
-        app.conf.task_default_queue = previous
-        worker.terminate()
-        worker.wait(30)
 
 
 @pytest.fixture
@@ -126,7 +107,7 @@ def test_a_job_whose_worker_process_is_killed_runs_again_to_the_end() -> None:
     count = 400
     rows = [incident_row(f"INC-2025-05-{n % 28 + 1:02d}-{n:03d}") for n in range(count)]
     upload = SimpleUploadedFile("big.jsonl", "\n".join(json.dumps(r) for r in rows).encode())
-    with running_worker("--pool", "prefork", "--concurrency", "1") as worker:
+    with running_worker() as worker:
         job = import_job_create(
             dataset=DatasetFactory(), label="killed", uploaded_file=upload, activate=True
         )
@@ -150,9 +131,8 @@ def test_a_job_whose_worker_process_is_killed_runs_again_to_the_end() -> None:
 def test_the_pool_process_an_import_grew_is_replaced_and_the_next_import_still_runs() -> None:
     """`make run`'s worker recycles a pool process left holding the embedder
     (--max-memory-per-child); nothing is lost by it."""
-    limit = str(supervisor.CELERY_MAX_MEMORY_KIB)
     jobs = []
-    with running_worker("--pool", "prefork", "--concurrency", "1", "--max-memory-per-child", limit):
+    with running_worker():  # --max-memory-per-child CELERY_MAX_MEMORY_KIB, as serve runs it
         for n in (1, 2):
             row = json.dumps(incident_row(f"INC-2025-03-0{n}-001")).encode()
             upload = SimpleUploadedFile("up.jsonl", row)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -299,17 +299,35 @@ def _points_back(module: str, target: str) -> bool:
     return not any(target == name or name.startswith(target + ".") for name in allowed)
 
 
-def test_imports_between_apps_point_one_way() -> None:
+def _imports_where(keep: Callable[[str, str], bool]) -> list[str]:
+    """Every "module -> target" a module-level or inner import makes that `keep` picks."""
     graph = import_graph()
     imports = [(module, targets) for module, targets in graph.edges.items()]
     imports += [(found.module, set(found.targets)) for found in graph.inner]
-    back = sorted(
+    return sorted(
         f"{module} -> {target}"
         for module, targets in imports
         for target in targets
-        if _points_back(module, target)
+        if keep(module, target)
     )
+
+
+def test_imports_between_apps_point_one_way() -> None:
+    back = _imports_where(_points_back)
     assert not back, "imports against the apps' direction:\n" + "\n".join(back)
+
+
+def _is_layer(module: str, layer: str) -> bool:
+    """`selectors`, `dataset_selectors`, `copilot.tickets.selectors` are all selectors."""
+    return module.rpartition(".")[2].endswith(layer)
+
+
+def test_selectors_never_import_services() -> None:
+    """README "Map": services may call selectors, never the other way round."""
+    upward = _imports_where(
+        lambda module, target: _is_layer(module, "selectors") and _is_layer(target, "services")
+    )
+    assert not upward, "selectors importing services:\n" + "\n".join(upward)
 
 
 def test_the_graph_sees_the_imports_it_checks() -> None:

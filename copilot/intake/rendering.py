@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from django.urls import reverse
 
 from copilot.intake.state import TurnKind
-from copilot.tickets.services import ticket_url
+from copilot.tickets.selectors import ticket_url
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -75,7 +75,7 @@ def ticket_info(ctx: IntakeContext) -> dict[str, Any] | None:
         return None
     return {
         "key": ctx.ticket.key,
-        "url": ticket_url(ctx.ticket),
+        "url": ticket_url(ticket=ctx.ticket),
         # Our page (status actions, screenshot, the way back here) even when Jira holds it.
         "page_url": reverse("ticket-detail", kwargs={"key": ctx.ticket.key}),
         "status": ctx.ticket.status,

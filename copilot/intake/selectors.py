@@ -10,8 +10,7 @@ from django.db.models import QuerySet
 from copilot.intake import rules
 from copilot.intake.state import IntakeState
 from copilot.models import Conversation, Decision, Ticket
-from copilot.tickets.selectors import ticket_list_open_for_service
-from copilot.tickets.services import ticket_url
+from copilot.tickets.selectors import ticket_list_open_for_service, ticket_url
 from incidents.ranking import content_words
 from incidents.selectors import incident_scope
 
@@ -90,7 +89,7 @@ def _ticket_duplicate(ticket: Ticket, reason: str) -> dict[str, Any]:
         "incident_id": ticket.incident_id,
         "title": ticket.title,
         "ticket_key": ticket.key,
-        "ticket_url": ticket_url(ticket),
+        "ticket_url": ticket_url(ticket=ticket),
         "reason": reason,
     }
 

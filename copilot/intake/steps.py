@@ -27,7 +27,7 @@ from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
 from copilot.tickets import services as ticket_services
 from copilot.tickets.base import TrackerError
-from copilot.tickets.selectors import ticket_get_by_key
+from copilot.tickets.selectors import ticket_get_by_key, ticket_url
 from copilot.tickets.trackers import get_tracker
 from copilot.titles import heuristic_title
 from incidentdesk.errors import IncidentDeskError
@@ -316,7 +316,7 @@ def _comment_on_duplicate(ctx: IntakeContext, key: str) -> str:
 
 
 def _remember_ticket(ctx: IntakeContext, ticket: Ticket) -> None:
-    url = ticket_services.ticket_url(ticket)
+    url = ticket_url(ticket=ticket)
     ctx.state["ticket"] = {"key": ticket.key, "url": url, "status": ticket.status}
     ctx.state["proposal"] = None
     if ctx.plan.decision.confirms:  # the report was stored when it was made, without the key

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q, QuerySet
+from django.urls import reverse
 
 from copilot.models import Decision, ReportScreenshot, Ticket, TicketComment
 
@@ -26,6 +27,11 @@ def ticket_list_open_for_service(*, service: str, limit: int = 10) -> QuerySet[T
     return Ticket.objects.filter(service__iexact=service, status__in=OPEN_STATUSES).order_by(
         "-created_at", "-pk"
     )[:limit]
+
+
+def ticket_url(*, ticket: Ticket) -> str:
+    """Where people open the ticket: Jira's page, or ours."""
+    return ticket.external_url or reverse("ticket-detail", kwargs={"key": ticket.key})
 
 
 def decision_list_for_ticket(*, ticket: Ticket) -> QuerySet[Decision]:

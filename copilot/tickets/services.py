@@ -8,7 +8,6 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.urls import reverse
 
 from copilot.models import Conversation, Message, Ticket, TicketComment
 from copilot.tickets.base import TicketDraft, Tracker
@@ -144,11 +143,6 @@ def ticket_status_change(
     ticket.save(update_fields=["status", "updated_at"])
     logger.info("ticket %s %s by %s", ticket.key, ACTION_DONE[action], user.get_username())
     return ticket
-
-
-def ticket_url(ticket: Ticket) -> str:
-    """Where people open the ticket: Jira's page, or ours."""
-    return ticket.external_url or reverse("ticket-detail", kwargs={"key": ticket.key})
 
 
 def ticket_comment_add(

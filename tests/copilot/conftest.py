@@ -14,7 +14,15 @@ from copilot.events import Event
 from copilot.models import Conversation
 from copilot.replies import conversation_reply
 from tests.copilot.openai_server import OpenAIServer
-from tests.factories import documents_import, incident_row, incidents_import
+from tests.factories import (
+    documents_import,
+    incident_row,
+    incidents_import,
+    key_rotation_403,
+    key_rotation_runbook,
+    secret_cache_known_issue,
+    settlement_missing_rows,
+)
 
 OPENAI_TEST_KEY = "sk-test-do-not-leak-4c1d"
 
@@ -47,17 +55,13 @@ def openai_settings(settings: Settings, openai_server: OpenAIServer) -> Settings
 
 
 INCIDENTS = [
-    incident_row(
-        "INC-2025-08-24-001",
-        title="HTTP 403 errors in PayU Core after API key rotation",
-        impacted_application="PayU Core",
+    key_rotation_403(
         root_cause="The rotated merchant API key never reached the gateway's secret cache.",
         mitigation="Re-synced the secret to every gateway pool and restarted the pods.",
         body="Merchants got HTTP 403 for 40 minutes. About 1,200 payments failed.",
         occurred_at="2025-08-24",
     ),
-    incident_row(
-        "INC-2025-09-01-001",
+    settlement_missing_rows(
         title="Settlement report missing rows after DST change",
         impacted_application="Settlement & Reporting",
         root_cause="A timezone bug cut the last hour of the day from the report.",
@@ -76,13 +80,15 @@ INCIDENTS = [
     ),
 ]
 DOCUMENTS = [
-    {"doc_id": "KB-RB-001", "title": "Rotating PayU Core API keys without 403s",
-     "type": "runbook", "services": ["PayU Core"], "tags": ["api-key", "403"],
-     "body": "## Steps\n1. Sync the new key to every gateway pool.\n2. Restart the pods."},
-    {"doc_id": "KB-KI-001", "title": "Gateway secret caches keep old keys for a day",
-     "type": "known_issue", "services": ["Checkout Gateway"], "tags": ["secrets"],
-     "body": "## Issue\nGateway pools cache secrets for 24 hours after a rotation."},
-]  # fmt: skip
+    key_rotation_runbook(
+        title="Rotating PayU Core API keys without 403s",
+        body="## Steps\n1. Sync the new key to every gateway pool.\n2. Restart the pods.",
+    ),
+    secret_cache_known_issue(
+        title="Gateway secret caches keep old keys for a day",
+        body="## Issue\nGateway pools cache secrets for 24 hours after a rotation.",
+    ),
+]
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 set of log lines, for the search_logs adapters.
 
     server = LogServer(LINES).start()      # both protocols on one port
-    server.base_url                         # LOG_SEARCH_URL
+    server.url                              # LOG_SEARCH_URL
     server.requests[0].query["query"]       # the LogQL the adapter sent
     server.delay = 2.0                      # a backend that does not answer in time
 
@@ -22,9 +22,8 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-from tests.http_servers import http_serve, http_stop
+from tests.http_servers import LocalServer, Seen
 
 _LOGQL_RE = re.compile(r'^\{(?P<label>[\w.]+)="(?P<service>[^"]*)"\}(?: \|= (?P<text>".*"))?$')
 _SEARCH_RE = re.compile(r"^/(?P<index>[^/]+)/_search$")
@@ -38,65 +37,22 @@ class Line:
 
 
 @dataclass
-class Seen:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    json: dict[str, Any] | None
-
-
-@dataclass
-class LogServer:
+class LogServer(LocalServer):
     lines: list[Line]
     label: str = "service_name"  # Loki's stream label / Elasticsearch's field for the service
     delay: float = 0.0
     requests: list[Seen] = field(default_factory=list)
 
-    def start(self) -> LogServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # BaseHTTPRequestHandler's name
-                server._answer(self, None)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                server._answer(self, json.loads(self.rfile.read(length) or b"{}"))
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._http = http_serve(Handler)
-        return self
-
-    def stop(self) -> None:
-        http_stop(self._http)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
-
-    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
-        url = urlsplit(handler.path)
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        self.requests.append(Seen(handler.command, url.path, query, dict(handler.headers), body))
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        seen = self._record(handler)
         time.sleep(self.delay)
-        if url.path == "/loki/api/v1/query_range" and handler.command == "GET":
-            status, answer = self._loki(query)
-        elif _SEARCH_RE.match(url.path) and handler.command == "POST" and body is not None:
-            status, answer = self._elasticsearch(body)
+        if seen.path == "/loki/api/v1/query_range" and seen.method == "GET":
+            status, answer = self._loki(seen.query)
+        elif _SEARCH_RE.match(seen.path) and seen.method == "POST":
+            status, answer = self._elasticsearch(seen.json)
         else:
-            status, answer = 404, {"error": f"no route for {handler.command} {url.path}"}
-        data = json.dumps(answer).encode()
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-            pass
+            status, answer = 404, {"error": f"no route for {seen.method} {seen.path}"}
+        self._send(handler, status, json.dumps(answer).encode())
 
     def _loki(self, query: dict[str, str]) -> tuple[int, dict[str, Any]]:
         match = _LOGQL_RE.match(query.get("query", ""))

@@ -9,14 +9,16 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from copilot import agent
 from copilot.events import DoneEvent, Event, StatusEvent, TitleEvent, ToolCallEvent
-from copilot.models import AgentRun, GoldenExample, Message, ToolCall
+from copilot.models import AgentRun, Message, ToolCall
 from copilot.replies import conversation_reply
 from copilot.selectors import conversation_history
 from copilot.services import agent_run_cancel, conversation_create, golden_example_embed
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from knowledge.models import KnowledgeDocument
 from tests.copilot.conftest import ask
+from tests.factories import GoldenExampleFactory, MessageFactory
 
 pytestmark = pytest.mark.usefixtures("desk")
 
@@ -114,11 +116,11 @@ def test_a_new_conversation_gets_a_short_title_once(alice: User) -> None:
 
 
 def test_golden_examples_near_the_question_go_into_the_run(alice: User) -> None:
-    example = GoldenExample.objects.create(
+    example = GoldenExampleFactory(
         question="How do I fix HTTP 403 errors in PayU?", answer="Follow KB-RB-001."
     )
     golden_example_embed(example=example)
-    GoldenExample.objects.create(question="How do we rotate TLS certificates?", answer="...")
+    GoldenExampleFactory(question="How do we rotate TLS certificates?", answer="...")
     conversation = conversation_create(owner=alice)
     done = done_of(ask(conversation, alice, "How do I fix HTTP 403 errors in PayU?"))
     run = AgentRun.objects.get(pk=done.run_id)
@@ -179,8 +181,6 @@ def test_one_answer_at_a_time_per_conversation(alice: User) -> None:
 
 
 def test_stop_cancels_the_run_and_keeps_the_question(alice: User, monkeypatch) -> None:
-    from copilot import agent
-
     # Offline answers end within the usual look-up interval: look at every step.
     monkeypatch.setattr(agent, "CANCEL_CHECK_SECONDS", 0)
     conversation = conversation_create(owner=alice)
@@ -202,8 +202,8 @@ def test_stop_cancels_the_run_and_keeps_the_question(alice: User, monkeypatch) -
 def test_history_keeps_the_latest_whole_turns_within_the_budget(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     for number in range(6):
-        Message.objects.create(conversation=conversation, role="user", content=f"q{number} " * 50)
-        Message.objects.create(conversation=conversation, role="assistant", content="a " * 200)
+        MessageFactory(conversation=conversation, role="user", content=f"q{number} " * 50)
+        MessageFactory(conversation=conversation, role="assistant", content="a " * 200)
     kept = conversation_history(conversation=conversation, token_budget=400)
     assert [m.role for m in kept] == ["user", "assistant", "user", "assistant"]
     assert kept[0].content.startswith("q4")

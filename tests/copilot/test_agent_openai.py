@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.events import DoneEvent, ErrorEvent, Event, TitleEvent, TokenEvent, ToolResultEvent
-from copilot.models import AgentRun, Conversation, GoldenExample, ToolCall
+from copilot.models import AgentRun, Conversation, ToolCall
 from copilot.prompts import FINAL_ROUND_NOTE
 from copilot.replies import conversation_reply
 from copilot.services import conversation_create, golden_example_embed
@@ -23,6 +23,7 @@ from tests.copilot.openai_server import (
     text_reply,
     tool_call_reply,
 )
+from tests.factories import GoldenExampleFactory
 
 pytestmark = pytest.mark.usefixtures("desk", "openai_settings")
 QUESTION = "Merchants get 403 after a key rotation"
@@ -192,7 +193,7 @@ def test_an_untitled_conversation_gets_a_title_from_the_model(
 def test_golden_examples_go_into_the_prompt_in_the_designs_wording(
     conversation: Conversation, openai_server: OpenAIServer
 ) -> None:
-    example = GoldenExample.objects.create(
+    example = GoldenExampleFactory(
         question="Merchants get 403 after a key rotation", answer="Follow KB-RB-001."
     )
     golden_example_embed(example=example)

@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from copilot.display import rerun_base
 from copilot.models import AgentRun, Conversation, Message
 from copilot.replies import conversation_reply
 from copilot.services import conversation_create
@@ -202,9 +203,9 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
     client: Client, alice: User
 ) -> None:
     conversation = conversation_create(owner=alice)
-    question = Message.objects.create(conversation=conversation, role="user", content="Why 403?")
+    question = MessageFactory(conversation=conversation, role="user", content="Why 403?")
     run = AgentRunFactory(conversation=conversation, question=question)
-    Message.objects.create(
+    MessageFactory(
         conversation=conversation,
         run=run,
         role="assistant",
@@ -233,6 +234,4 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
 def test_a_rerun_starts_from_the_question_without_its_filters(
     incidents: None, query: str, application: str | None, base: str
 ) -> None:
-    from copilot.display import rerun_base
-
     assert rerun_base(query, application) == base

@@ -14,7 +14,7 @@ from django.test import Client
 from copilot.evaluation import evaluate_golden
 from copilot.models import AgentRun, Conversation, GoldenExample, Message
 from copilot.replies import conversation_reply
-from copilot.services import conversation_create, message_feedback_set
+from copilot.services import conversation_create, conversation_delete, message_feedback_set
 from copilot.tasks import golden_example_embed_task
 from tests.factories import GoldenExampleFactory
 
@@ -102,8 +102,6 @@ def test_the_command_prints_one_line_per_example_and_fails_on_a_regression() -> 
 def test_the_admin_lists_deleted_conversations_waiting_for_the_purge(
     client: Client, alice: Any, bob: Any
 ) -> None:
-    from copilot.services import conversation_delete
-
     answer = ask(alice, QUESTION)
     conversation_delete(conversation=answer.conversation, user=alice)
     client.force_login(bob)

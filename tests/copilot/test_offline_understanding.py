@@ -7,10 +7,11 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.events import DoneEvent, Event, TitleEvent, ToolCallEvent
-from copilot.models import Conversation, GoldenExample
+from copilot.models import Conversation
 from copilot.replies import conversation_reply
 from copilot.services import conversation_create, golden_example_embed
 from copilot.titles import heuristic_title
+from tests.factories import GoldenExampleFactory
 
 pytestmark = pytest.mark.usefixtures("desk")
 
@@ -88,7 +89,7 @@ def test_a_window_question_keeps_its_subject(alice: User) -> None:
 
 
 def test_a_matching_golden_example_leads_the_offline_answer(alice: User) -> None:
-    example = GoldenExample.objects.create(
+    example = GoldenExampleFactory(
         question="Why did PayU merchants get 403s after the key rotation?",
         answer="The rotated key never reached the gateway cache: see INC-2025-08-24-001. "
         "Unrelated to INC-2025-09-01-001; INC-2020-01-01-001 was the first time.",

@@ -50,7 +50,7 @@ LINES = [
 def backend(request: pytest.FixtureRequest, settings: Settings) -> Iterator[LogServer]:
     label = "service_name" if request.param == "loki" else "service.name"
     server = LogServer(LINES, label=label).start()
-    settings.LOG_SEARCH_URL = server.base_url
+    settings.LOG_SEARCH_URL = server.url
     settings.LOG_SEARCH_BACKEND = request.param
     settings.LOG_SEARCH_SERVICE_FIELD = label
     settings.LOG_SEARCH_TOKEN = "log-token-1"

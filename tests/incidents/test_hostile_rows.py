@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from incidents.importers import read_rows
@@ -128,8 +129,6 @@ def test_the_command_reports_each_hostile_row_and_imports_the_rest(tmp_path: Pat
 def test_an_import_job_with_hostile_rows_ends_partially_imported(tmp_path: Path) -> None:
     """The same service the Celery task calls (tests/test_celery.py runs a real worker)."""
     upload = hostile_jsonl(tmp_path).read_bytes()
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     job = import_job_create(
         dataset=DatasetFactory(),
         label="hostile",

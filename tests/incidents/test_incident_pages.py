@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from incidents.models import DatasetVersion
 from incidents.services import dataset_version_activate
-from tests.factories import incident_row, incidents_import
+from tests.factories import (
+    incident_row,
+    incidents_import,
+    key_rotation_403,
+    settlement_missing_rows,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -19,28 +25,21 @@ def _import(tmp_path: Path, rows: list[dict[str, object]], **options: object) ->
     return incidents_import(path, rows, **options)
 
 
+KEY_ROTATION = key_rotation_403(
+    occurred_at="2025-08-24", severity="SEV2", extra_field="kept in extra"
+)
+
+
 @pytest.fixture
 def incidents(tmp_path: Path) -> DatasetVersion:
     rows = [
-        incident_row(
-            "INC-2025-08-24-001",
-            title="HTTP 403 errors after API key rotation",
-            impacted_application="PayU Core",
-            root_cause="The new key never reached the gateway's secret cache.",
-            occurred_at="2025-08-24",
-            severity="SEV2",
-            extra_field="kept in extra",
+        KEY_ROTATION,
+        settlement_missing_rows(
+            impacted_application="Settlement & Reporting", occurred_at="2025-09-01"
         ),
-        incident_row(
-            "INC-2025-09-01-001",
-            title="Settlement report missing rows",
-            impacted_application="Settlement & Reporting",
-            occurred_at="2025-09-01",
-        ),
-        incident_row(
+        key_rotation_403(
             "INC-2026-01-13-001",
             title="HTTP 403 invalid_api_key after key rotation (again)",
-            impacted_application="PayU Core",
             occurred_at="2026-01-13",
         ),
     ]
@@ -128,8 +127,9 @@ def test_the_incident_page_shows_every_field_its_version_and_similar_ones(
     client.force_login(alice)
     page = client.get("/incidents/inc\u20112025\u201108\u201124\u2011001/").content.decode()
     for text in [
-        "HTTP 403 errors after API key rotation", "PayU Core", "SEV2", "2025-08-24",
-        "The new key never reached", "Raised the pool size", "ops", incidents.label, "active",
+        str(KEY_ROTATION["title"]), "PayU Core", "SEV2", "2025-08-24",
+        escape(KEY_ROTATION["root_cause"]), "Raised the pool size", "ops", incidents.label,
+        "active",
         "extra_field", "kept in extra", "Similar incidents",
     ]:  # fmt: skip
         assert text in page, text

@@ -1,6 +1,6 @@
 """Vector search over active versions, and proof that it uses the HNSW index."""
 
-import json
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -10,30 +10,20 @@ from django.test.utils import CaptureQueriesContext
 from incidents.models import DatasetVersion, IncidentChunk
 from incidents.ranking import ChunkScope, _fused_winners
 from incidents.selectors import incident_search_similar
-from incidents.services import incident_import_file
-from tests.factories import incident_row
+from tests.factories import (
+    incident_row,
+    incidents_import,
+    key_rotation_403,
+    settlement_missing_rows,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def two_incidents(tmp_path: Path) -> DatasetVersion:
-    rows = [
-        incident_row(
-            "INC-2025-08-24-001",
-            title="HTTP 403 errors after API key rotation",
-            root_cause="The new key never reached the gateway's secret cache.",
-        ),
-        incident_row(
-            "INC-2025-09-01-001",
-            title="Settlement report missing rows",
-            root_cause="A timezone bug cut the last hour of the day.",
-        ),
-    ]
-    path = tmp_path / "a.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows))
-    version, _ = incident_import_file(path=path, dataset_name="ops", activate=True)
-    return version
+    rows = [key_rotation_403(), settlement_missing_rows()]
+    return incidents_import(tmp_path / "a.jsonl", rows, activate=True)
 
 
 def test_search_finds_the_incident_by_meaning(two_incidents: DatasetVersion) -> None:
@@ -45,9 +35,11 @@ def test_search_finds_the_incident_by_meaning(two_incidents: DatasetVersion) -> 
 
 
 def test_search_reads_only_active_versions_unless_one_is_pinned(two_incidents, tmp_path) -> None:
-    path = tmp_path / "b.jsonl"
-    path.write_text(json.dumps(incident_row("INC-2025-10-01-001", title="403 on key rotation")))
-    staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
+    staged = incidents_import(
+        tmp_path / "b.jsonl",
+        [incident_row("INC-2025-10-01-001", title="403 on key rotation")],
+        version_label="next",
+    )
     active_ids = {h.incident.incident_id for h in incident_search_similar(query="403").hits}
     pinned_ids = {
         h.incident.incident_id for h in incident_search_similar(query="403", version=staged).hits
@@ -77,8 +69,6 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
     tmp_path: Path,
 ) -> None:
     """ "PayU Core timeouts in the last 90 days": PayU Core, in the window, by "timeouts"."""
-    import datetime as dt
-
     rows = [
         incident_row("INC-2025-12-01-001", title="Gateway timeouts under load",
                      impacted_application="PayU Core", occurred_at="2025-12-01"),
@@ -87,9 +77,7 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
         incident_row("INC-2025-06-01-001", title="Gateway timeouts under load",
                      impacted_application="PayU Core", occurred_at="2025-06-01"),
     ]  # fmt: skip
-    path = tmp_path / "w.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows))
-    version, _ = incident_import_file(path=path, dataset_name="w", activate=True)
+    version = incidents_import(tmp_path / "w.jsonl", rows, dataset_name="w", activate=True)
     found = incident_search_similar(
         query="PayU Core timeouts in the last 90 days",
         limit=5,

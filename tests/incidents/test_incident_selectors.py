@@ -1,12 +1,11 @@
 """The retrieval selectors on real PostgreSQL + pgvector."""
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import pytest
 
-from incidents import ranking
+from incidents import ranking, selectors
 from incidents.models import DatasetVersion
 from incidents.selectors import (
     application_catalog,
@@ -15,24 +14,19 @@ from incidents.selectors import (
     incident_list_recent,
     incident_search_similar,
 )
-from incidents.services import incident_import_file
-from tests.factories import incident_row
+from tests.factories import (
+    incident_row,
+    incidents_import,
+    key_rotation_403,
+    settlement_missing_rows,
+)
 
 pytestmark = pytest.mark.django_db
 
 ROWS = [
-    incident_row(
-        "INC-2025-08-24-001",
-        title="HTTP 403 errors after API key rotation",
-        impacted_application="PayU Core",
-        company="PayU",
-        root_cause="The gateway secret cache kept the old key.",
-        occurred_at="2025-08-24",
-        severity="SEV1",
-    ),
-    incident_row(
+    key_rotation_403(company="PayU", occurred_at="2025-08-24", severity="SEV1"),
+    settlement_missing_rows(
         "INC-2025-12-30-001",
-        title="Settlement report missing rows",
         impacted_application="Settlement & Reporting",
         company="PayU",
         root_cause="A timezone bug cut the last hour of the day.",
@@ -51,15 +45,13 @@ ROWS = [
     incident_row("INC-2026-01-05-001", title="Disk full on log volume",
                  impacted_application="Payout Service", company="PayU", occurred_at=""),
 ]  # fmt: skip
+KEY_ROTATION = ROWS[0]
 TODAY = dt.date(2026, 1, 10)
 
 
 @pytest.fixture
 def version(tmp_path: Path) -> DatasetVersion:
-    path = tmp_path / "rows.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in ROWS))
-    version, _ = incident_import_file(path=path, dataset_name="ops", activate=True)
-    return version
+    return incidents_import(tmp_path / "rows.jsonl", ROWS, activate=True)
 
 
 def test_lookup_normalises_unicode_hyphens_case_and_spaces(version) -> None:
@@ -67,7 +59,7 @@ def test_lookup_normalises_unicode_hyphens_case_and_spaces(version) -> None:
         incident_id=" inc\u20112025\u20138\u2212 24-001 ".replace("8", "08", 1)
     )
     assert incident is not None and incident.incident_id == "INC-2025-08-24-001"
-    assert incident.root_cause == "The gateway secret cache kept the old key."
+    assert incident.root_cause == KEY_ROTATION["root_cause"]
 
 
 def test_lookup_of_an_unknown_or_empty_id_is_none(version) -> None:
@@ -76,9 +68,9 @@ def test_lookup_of_an_unknown_or_empty_id_is_none(version) -> None:
 
 
 def test_lookup_ignores_versions_that_are_not_active(version, tmp_path: Path) -> None:
-    path = tmp_path / "staged.jsonl"
-    path.write_text(json.dumps(incident_row("INC-2030-01-01-001")))
-    staged, _ = incident_import_file(path=path, dataset_name="ops", version_label="next")
+    staged = incidents_import(
+        tmp_path / "staged.jsonl", [incident_row("INC-2030-01-01-001")], version_label="next"
+    )
     assert incident_get_by_public_id(incident_id="INC-2030-01-01-001") is None
     assert incident_get_by_public_id(incident_id="INC-2030-01-01-001", version=staged) is not None
 
@@ -171,8 +163,8 @@ def test_selectors_use_a_fixed_number_of_queries(version, django_assert_max_num_
 def test_results_render_as_text_for_the_model_and_as_data(version) -> None:
     result = incident_search_similar(query="forbidden after key rotation", limit=1, now=TODAY)
     text = result.as_text()
-    assert "Incident ID: INC-2025-08-24-001\nTitle: HTTP 403 errors after API key rotation" in text
-    assert "Root Cause: The gateway secret cache kept the old key." in text
+    assert f"Incident ID: INC-2025-08-24-001\nTitle: {KEY_ROTATION['title']}\n" in text
+    assert f"Root Cause: {KEY_ROTATION['root_cause']}" in text
     assert "Details and Actions Taken and Steps and Fixes:\nCheckout requests timed out" in text
     data = result.as_data()
     assert data["results"][0]["incident_id"] == "INC-2025-08-24-001"
@@ -210,15 +202,11 @@ def test_the_application_catalog_lists_each_application_once(tmp_path: Path) -> 
                      company="PayU", occurred_at=f"2025-01-{day:02d}")
         for day in range(1, 6)
     ]  # fmt: skip
-    path = tmp_path / "same-app.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows))
-    incident_import_file(path=path, dataset_name="same-app", activate=True)
+    incidents_import(tmp_path / "same-app.jsonl", rows, dataset_name="same-app", activate=True)
     assert [(e.application, e.company) for e in application_catalog()] == [("PayU Core", "PayU")]
 
 
 def test_a_small_scope_is_ranked_exactly_a_large_one_through_hnsw(version, monkeypatch) -> None:
-    from incidents import selectors
-
     assert version.chunk_count == version.incident_chunks.count() > 0  # counted on activation
     _, exact = selectors._filtered_chunks(selectors.incident_scope(), None, is_filtered=False)
     assert exact
@@ -234,12 +222,10 @@ def test_word_counts_that_pick_full_text_terms_come_from_the_searched_versions(
     monkeypatch.setattr(ranking, "MIN_QUERY_TERMS", 1)
     # Another dataset, never activated, says "timezone" everywhere: it must not make
     # the word common for a search of the active version.
-    other = tmp_path / "other.jsonl"
     rows = [
         incident_row(f"INC-2025-01-0{day}-001", title=f"timezone bug {day}") for day in range(1, 6)
     ]
-    other.write_text("\n".join(json.dumps(row) for row in rows))
-    incident_import_file(path=other, dataset_name="other-desk", activate=False)
+    incidents_import(tmp_path / "other.jsonl", rows, dataset_name="other-desk", activate=False)
     ranking.forget_term_frequencies()
     assert ranking.rare_terms("timed timezone", "incidents_incidentchunk", [version.pk]) == [
         "timezon"

@@ -1,7 +1,6 @@
 """The shared hybrid ranking: its SQL fusion agrees with min-max score fusion
 computed the plain way, and its hand-written scope is the ORM's."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,7 @@ from incidents.ranking import (
     fetch_rows,
 )
 from incidents.selectors import chunk_scope, scope_version_ids
-from incidents.services import incident_import_file
-from tests.factories import incident_row
+from tests.factories import incident_row, incidents_import
 
 pytestmark = pytest.mark.django_db
 
@@ -42,10 +40,7 @@ def six_incidents(tmp_path: Path) -> DatasetVersion:
         )
         for day, title in enumerate(TITLES, start=1)
     ]
-    path = tmp_path / "six.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows))
-    version, _ = incident_import_file(path=path, dataset_name="six", activate=True)
-    return version
+    return incidents_import(tmp_path / "six.jsonl", rows, dataset_name="six", activate=True)
 
 
 def scaled(scores: dict[int, float]) -> dict[int, float]:

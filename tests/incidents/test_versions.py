@@ -1,5 +1,6 @@
 """Version activation, rollback and the active version's safety."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -77,8 +78,6 @@ def rows(count: int, *, boom_at: int) -> list[SourceRow]:
 
 
 def exploding_spec():
-    from dataclasses import replace
-
     return replace(INCIDENT_SPEC, chunk_texts=ExplodingSpec.chunk_texts)
 
 

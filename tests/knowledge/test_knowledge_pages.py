@@ -12,32 +12,27 @@ from django.utils import timezone
 from incidentdesk.errors import StaffOnlyError
 from knowledge.models import KnowledgeDocument
 from knowledge.services import knowledge_document_mark_validated
-from tests.factories import documents_import
+from tests.factories import (
+    document_row,
+    documents_import,
+    key_rotation_runbook,
+    secret_cache_known_issue,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-def _doc(doc_id: str, **fields: object) -> dict[str, object]:
-    return {
-        "doc_id": doc_id,
-        "title": f"Document {doc_id}",
-        "type": "runbook",
-        "services": ["PayU Core"],
-        "tags": ["api-key"],
-        "body": "## Steps\n1. Rotate the key\n2. Restart gw-pool-b (see INC-2025-08-24-001)",
-        **fields,
-    }
 
 
 @pytest.fixture
 def documents(tmp_path: Path) -> None:
     fresh = (timezone.now() - dt.timedelta(days=10)).isoformat()
     rows = [
-        _doc("KB-RB-001", title="Rotating PayU Core API keys", last_validated_at=fresh),
-        _doc(
-            "KB-KI-001",
-            type="known_issue",
-            services=["Checkout Gateway"],
+        key_rotation_runbook(
+            title="Rotating PayU Core API keys",
+            tags=["api-key"],
+            body="## Steps\n1. Rotate the key\n2. Restart gw-pool-b (see INC-2025-08-24-001)",
+            last_validated_at=fresh,
+        ),
+        secret_cache_known_issue(
             tags=["dns"],
             body="Old <script>alert(1)</script> caches.",
             last_validated_at="2020-01-01T00:00:00Z",
@@ -92,7 +87,7 @@ def test_an_unknown_document_is_a_404(client: Client, alice, documents) -> None:
 def test_a_document_only_in_a_staged_version_is_a_404_except_for_staff(
     client: Client, alice, bob, documents, tmp_path: Path
 ) -> None:
-    staged = [_doc("KB-RB-777", title="Not signed off yet")]
+    staged = [document_row("KB-RB-777", title="Not signed off yet")]
     documents_import(tmp_path / "staged.jsonl", staged, version_label="next")
     client.force_login(alice)
     assert client.get("/knowledge/KB-RB-777/").status_code == 404

@@ -16,6 +16,7 @@ from PIL import Image, ImageDraw, ImageFont
 from copilot.events import DoneEvent, Event, ToolResultEvent
 from copilot.intake.executor import intake_reply
 from copilot.models import Conversation
+from copilot.services import conversation_create
 from tests.factories import documents_import, incidents_import
 
 DEMO = Path(settings.BASE_DIR) / "incidentdesk" / "demo_data"
@@ -101,6 +102,14 @@ def say(
 ) -> list[Event]:
     """One intake turn, run to its end."""
     return list(intake_reply(conversation=conversation, user=user, text=text, image=image))
+
+
+def reported(owner: User, *texts: str) -> Conversation:
+    """A new conversation of `owner`'s in which each of `texts` was said to intake, in order."""
+    conversation = conversation_create(owner=owner)
+    for text in texts:
+        say(conversation, owner, text)
+    return conversation
 
 
 def intake_data(events: list[Event]) -> dict:

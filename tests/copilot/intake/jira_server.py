@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.http_servers import http_serve, http_stop
+from pytest_django.fixtures import Settings
+
+from tests.http_servers import LocalServer, Seen
 
 _ISSUE_RE = re.compile(r"^/rest/api/2/issue/?$")
 _COMMENT_RE = re.compile(r"^/rest/api/2/issue/(?P<key>[A-Z]+-\d+)/comment$")
@@ -60,15 +62,7 @@ def slow(seconds: float) -> Reply:
 
 
 @dataclass
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    json: dict[str, Any]
-
-
-@dataclass
-class JiraServer:
+class JiraServer(LocalServer):
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Seen] = field(default_factory=list)
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -76,49 +70,13 @@ class JiraServer:
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
 
-    def start(self) -> JiraServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                server._answer(self)
-
-            def do_GET(self) -> None:
-                server._answer(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return  # keep test output clean
-
-        self._http = http_serve(Handler)
-        return self
-
-    def stop(self) -> None:
-        http_stop(self._http)
-
-    @property
-    def url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
-
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length", "0"))
-        payload = json.loads(handler.rfile.read(length) or b"{}")
-        method = handler.command
-        self.requests.append(Seen(method, handler.path, dict(handler.headers), payload))
-        reply = self.replies.popleft() if self.replies else self._default(method, handler.path)
+        seen = self._record(handler)
+        reply = self.replies.popleft() if self.replies else self._default(seen.method, seen.path)
         time.sleep(reply.delay)
-        body = reply.body if reply.body is not None else self._success(handler.path)
+        body = reply.body if reply.body is not None else self._success(seen.path)
         data = b"" if reply.status == 204 else json.dumps(body).encode()
-        try:
-            handler.send_response(reply.status)
-            for name, value in reply.headers:
-                handler.send_header(name, value)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test)
+        self._send(handler, reply.status, data, reply.headers)
 
     def _default(self, method: str, path: str) -> Reply:
         """Jira's success for the endpoint: a transition POST is 204, a GET is 200."""
@@ -140,3 +98,14 @@ class JiraServer:
         if _COMMENT_RE.match(path):
             return {"id": str(20000 + number), "body": "..."}
         return {"errorMessages": [f"No endpoint {path}"], "errors": {}}
+
+
+def jira_configure(settings: Settings, server: JiraServer, *, retries: int) -> Settings:
+    """The project's Jira settings, pointing at `server`, with a short timeout."""
+    settings.JIRA_URL = server.url
+    settings.JIRA_USER = "desk-bot@example.com"
+    settings.JIRA_TOKEN = "jira-test-token"
+    settings.JIRA_PROJECT = "OPS"
+    settings.JIRA_TIMEOUT_SECONDS = 0.5
+    settings.JIRA_RETRIES = retries
+    return settings

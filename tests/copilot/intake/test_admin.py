@@ -6,20 +6,16 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from copilot.intake.executor import intake_reply
 from copilot.models import Ticket
-from copilot.services import conversation_create
+from tests.copilot.intake.conftest import reported
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
 
 
 def test_bob_reads_a_ticket_and_resolves_it(client: Client, alice: User, bob: User) -> None:
-    conversation = conversation_create(owner=alice)
-    for text in [
-        "Checkout 502s right now, file a ticket",
-        "add a comment: we decided to roll back",
-    ]:
-        list(intake_reply(conversation=conversation, user=alice, text=text))
+    reported(
+        alice, "Checkout 502s right now, file a ticket", "add a comment: we decided to roll back"
+    )
     ticket = Ticket.objects.get()
     client.force_login(bob)
     listing = client.get("/admin/copilot/ticket/").content.decode()

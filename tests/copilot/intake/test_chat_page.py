@@ -6,10 +6,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from copilot.intake.executor import intake_reply
 from copilot.models import Ticket
 from copilot.services import conversation_create
-from tests.copilot.intake.conftest import error_dialog_png
+from tests.copilot.intake.conftest import error_dialog_png, reported, say
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
 
@@ -20,7 +19,7 @@ def test_a_reloaded_conversation_shows_the_intake_card(client: Client, alice: Us
         ("Checkout API returns 502 after the 14:00 deploy", error_dialog_png()),
         ("yes, file it", None),
     ]:
-        list(intake_reply(conversation=conversation, user=alice, text=text, image=image))
+        say(conversation, alice, text, image)
     client.force_login(alice)
     page = client.get(f"/conversations/{conversation.pk}/").content.decode()
     key = Ticket.objects.get().key
@@ -34,12 +33,11 @@ def test_a_reloaded_conversation_shows_the_intake_card(client: Client, alice: Us
 
 
 def test_the_ticket_page_shows_comments_and_decisions(client: Client, alice: User) -> None:
-    conversation = conversation_create(owner=alice)
-    for text in [
+    reported(
+        alice,
         "Checkout API returns 502 right now, please file a ticket",
         "add a comment: we decided to roll back the 14:00 deploy",
-    ]:
-        list(intake_reply(conversation=conversation, user=alice, text=text))
+    )
     ticket = Ticket.objects.get()
     client.force_login(alice)
     page = client.get(f"/tickets/{ticket.key}/").content.decode()

@@ -18,8 +18,8 @@ from copilot.tickets.base import TicketDraft, TrackerError
 from copilot.tickets.jira import JiraTracker
 from copilot.tickets.trackers import get_tracker
 from incidentdesk.errors import ConflictError
-from tests.copilot.intake.conftest import done_of, intake_data
-from tests.copilot.intake.jira_server import JiraServer, jira_reply, slow
+from tests.copilot.intake.conftest import done_of, intake_data, reported, say
+from tests.copilot.intake.jira_server import JiraServer, jira_configure, jira_reply, slow
 from tests.factories import AgentRunFactory
 
 DRAFT = TicketDraft(
@@ -40,13 +40,7 @@ def jira() -> Iterator[JiraServer]:
 
 @pytest.fixture
 def jira_settings(settings: Settings, jira: JiraServer) -> Settings:
-    settings.JIRA_URL = jira.url
-    settings.JIRA_USER = "desk-bot@example.com"
-    settings.JIRA_TOKEN = "jira-test-token"
-    settings.JIRA_PROJECT = "OPS"
-    settings.JIRA_TIMEOUT_SECONDS = 0.5
-    settings.JIRA_RETRIES = 2
-    return settings
+    return jira_configure(settings, jira, retries=2)
 
 
 def tracker(jira: JiraServer, **options: float) -> JiraTracker:
@@ -169,16 +163,15 @@ def test_after_a_failure_yes_files_the_ticket_in_jira_and_comments_go_there(
 ) -> None:
     jira.script(jira_reply(503), jira_reply(503), jira_reply(503))
     conversation = conversation_create(owner=alice)
-    say = lambda text: list(intake_reply(conversation=conversation, user=alice, text=text))  # noqa: E731
-    failed = intake_data(say("Checkout 502s right now, file a ticket"))
+    failed = intake_data(say(conversation, alice, "Checkout 502s right now, file a ticket"))
     assert failed["ticket_error"].startswith("Ticket creation failed: Jira failed with HTTP 503")
 
-    filed = intake_data(say("yes, try again"))["ticket"]
+    filed = intake_data(say(conversation, alice, "yes, try again"))["ticket"]
     ticket = Ticket.objects.get()
     assert (filed["key"], filed["tracker"]) == (ticket.key, "jira")
     assert filed["url"] == f"{jira.url}/browse/{ticket.key}"
 
-    say("add a comment: we decided to roll back the 14:00 deploy")
+    say(conversation, alice, "add a comment: we decided to roll back the 14:00 deploy")
     comment = TicketComment.objects.get()
     assert jira.requests[-1].path == f"/rest/api/2/issue/{ticket.key}/comment"
     assert comment.external_id.startswith("200")  # Jira's comment id, kept for provenance
@@ -186,11 +179,9 @@ def test_after_a_failure_yes_files_the_ticket_in_jira_and_comments_go_there(
 
 @pytest.mark.usefixtures("payments_desk", "jira_settings")
 def test_a_failed_jira_comment_still_keeps_the_decisions(alice: User, jira: JiraServer) -> None:
-    conversation = conversation_create(owner=alice)
-    say = lambda text: list(intake_reply(conversation=conversation, user=alice, text=text))  # noqa: E731
-    say("Checkout 502s right now, file a ticket")
+    conversation = reported(alice, "Checkout 502s right now, file a ticket")
     jira.script(jira_reply(401))
-    events = say("add a comment: we decided to roll back the 14:00 deploy")
+    events = say(conversation, alice, "add a comment: we decided to roll back the 14:00 deploy")
     data = intake_data(events)
     assert data["ticket_error"] == "Adding the comment failed, please check Jira credentials."
     assert [d["what"] for d in data["decisions"]] == ["roll back the 14:00 deploy"]

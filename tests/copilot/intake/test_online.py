@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
@@ -126,8 +127,6 @@ def transcriber(settings: Settings) -> Iterator[_TranscriptionServer]:
 def test_a_voice_note_is_transcribed_and_reported(
     api_client: APIClient, alice: User, transcriber: _TranscriptionServer
 ) -> None:
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     api_client.force_login(alice)
     note = SimpleUploadedFile("note.webm", b"\x1aE\xdf\xa3 fake webm audio", "audio/webm")
     response = api_client.post("/api/incident", {"audio": note}, format="multipart")

@@ -17,10 +17,10 @@ from django.utils import timezone
 from copilot.evaluation import EVAL_USERNAME, conversation_cleanup
 from copilot.intake import media
 from copilot.intake.services import report_screenshot_store
-from copilot.models import Conversation, Message, ReportScreenshot, Ticket
+from copilot.models import Conversation, Message, ReportScreenshot
 from copilot.services import conversation_create, conversation_delete, conversation_message_append
 from tests.copilot.intake.conftest import error_dialog_png
-from tests.factories import UserFactory
+from tests.factories import TicketFactory, UserFactory
 
 
 def _reported_with_screenshot(owner: User, text: str = "Checkout 502s") -> Path:
@@ -78,9 +78,9 @@ def test_deleting_a_ticket_keeps_the_screenshot_its_conversation_still_holds(
 ) -> None:
     path = _reported_with_screenshot(alice)
     message = Message.objects.get(conversation__owner=alice)
-    ticket = Ticket.objects.create(
+    ticket = TicketFactory(
         key="DESK-9", title="502s", conversation=message.conversation, created_by=alice,
-        idempotency_key="screens-1", report_message=message,
+        report_message=message,
     )  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
         ticket.delete()

@@ -13,8 +13,8 @@ from pytest_django.fixtures import Settings
 from copilot.models import Conversation, Ticket
 from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png, intake_data, say
-from tests.copilot.intake.jira_server import JiraServer, Reply, jira_reply
-from tests.factories import UserFactory
+from tests.copilot.intake.jira_server import JiraServer, Reply, jira_configure, jira_reply
+from tests.factories import TicketFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,15 +27,7 @@ def carol(db: None) -> User:
 
 def _ticket(owner: User, key: str, **fields: object) -> Ticket:
     conversation = conversation_create(owner=owner)
-    defaults = {"title": f"Ticket {key}", "severity": "SEV2", "service": "Checkout Gateway"}
-    return Ticket.objects.create(
-        key=key,
-        conversation=conversation,
-        incident_id="INC-2026-11-24-900001",
-        created_by=owner,
-        idempotency_key=f"test-{key}",
-        **(defaults | fields),
-    )
+    return TicketFactory(key=key, created_by=owner, conversation=conversation, **fields)
 
 
 def _keys(client: Client, **params: str) -> list[str]:
@@ -90,12 +82,7 @@ def test_acknowledge_resolve_and_reopen_a_built_in_ticket(client, alice, carol) 
 @pytest.fixture
 def jira(settings: Settings) -> Iterator[JiraServer]:
     server = JiraServer().start()
-    settings.JIRA_URL = server.url
-    settings.JIRA_USER = "desk-bot@example.com"
-    settings.JIRA_TOKEN = "jira-test-token"
-    settings.JIRA_PROJECT = "OPS"
-    settings.JIRA_TIMEOUT_SECONDS = 0.5
-    settings.JIRA_RETRIES = 0
+    jira_configure(settings, server, retries=0)
     yield server
     server.stop()
 
