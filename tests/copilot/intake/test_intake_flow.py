@@ -9,7 +9,9 @@ from copilot.events import StatusEvent
 from copilot.models import AgentRun, Decision, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from incidents.models import Incident
+from incidents.parsing import INCIDENT_ID_RE
 from incidents.selectors import incident_search_similar
+from knowledge.parsing import DOCUMENT_ID_IN_TEXT_RE
 from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data, say
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
@@ -196,3 +198,17 @@ def test_a_ticket_filed_on_confirmation_is_written_on_the_stored_report(alice: U
     assert _stored_report(incident_id).extra["ticket_key"] == ""  # proposed, not filed
     filed = intake_data(say(conversation, alice, "yes, file it"))["ticket"]
     assert _stored_report(incident_id).extra["ticket_key"] == filed["key"]
+
+
+def test_the_answer_cites_only_incidents_and_documents(alice: User) -> None:
+    # The playbook's other sources ("log search", "change rule") are no records:
+    # cited, the page linked them as documents that do not exist.
+    conversation = conversation_create(owner=alice)
+    events = say(conversation, alice, REPORT)
+    sources = {action["source"] for action in intake_data(events)["actions"]}
+    assert {"log search", "change rule"} <= sources
+    citations = done_of(events).citations
+    assert citations and all(
+        INCIDENT_ID_RE.match(cited) or DOCUMENT_ID_IN_TEXT_RE.fullmatch(cited)
+        for cited in citations
+    ), citations
