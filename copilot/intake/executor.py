@@ -46,6 +46,7 @@ STATUS = {
     Step.VISION_ANALYSIS: "Reading the screenshot...",
     Step.INCIDENT_CLASSIFICATION: "Classifying the incident...",
     Step.MEMORY_RETRIEVAL: "Searching for Similar Incidents...",
+    Step.LOG_SEARCH: "Searching the service's logs...",
     Step.PLAYBOOK: "Drafting next actions from past incidents and runbooks...",
     Step.DUPLICATE_CHECK: "Checking open tickets for duplicates...",
     Step.TICKET_CREATE: "Preparing the ticket...",
