@@ -104,9 +104,12 @@ def test_every_turn_is_stored_so_a_reload_shows_it(alice: User) -> None:
     assert conversation.title == SHORT_TITLE
 
 
-def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User) -> None:
+@pytest.mark.parametrize(
+    "ask", ["please file a ticket", "please open a ticket", "can you raise a Jira issue"]
+)
+def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User, ask: str) -> None:
     conversation = conversation_create(owner=alice)
-    data = intake_data(say(conversation, alice, f"{REPORT}, please file a ticket"))
+    data = intake_data(say(conversation, alice, f"{REPORT}, {ask}"))
     assert data["ticket"]["key"] == Ticket.objects.get().key
     assert data["incident"]["title"] == SHORT_TITLE
 
@@ -151,6 +154,20 @@ def test_a_second_report_of_the_same_problem_offers_the_open_ticket(alice: User,
     confirmed = intake_data(say(second, bob, "yes"))
     assert confirmed["ticket"]["key"] == ticket.key
     assert TicketComment.objects.get().ticket == ticket
+    assert Ticket.objects.count() == 1
+
+
+def test_a_likely_duplicate_asks_first_even_when_the_report_asks_for_a_ticket(
+    alice: User, bob: User
+) -> None:
+    say(conversation_create(owner=alice), alice, f"{REPORT}, please file a ticket")
+    ticket = Ticket.objects.get()
+    second = conversation_create(owner=bob)
+    text = "Checkout is throwing 502s right now since the deploy, please open a ticket"
+    data = intake_data(say(second, bob, text))
+    assert data["duplicate"]["ticket_key"] == ticket.key
+    assert data["ticket"] is None
+    assert data["ticket_proposal"] == {"action": "comment", "ticket_key": ticket.key}
     assert Ticket.objects.count() == 1
 
 
