@@ -221,7 +221,7 @@ def _service_from_similar(similar: list[dict[str, Any]]) -> str:
 def log_search(ctx: IntakeContext) -> str:
     """The service's log lines of the last hour with the report's error code, read by
     the search_logs tool (bounded, secrets redacted), for the playbook."""
-    service = slugify(ctx.incident.get("service") or "")
+    service = log_service(ctx)
     codes = [str(code).removeprefix("HTTP ") for code in ctx.incident.get("error_codes") or []]
     query = codes[0] if codes else ""
     lines: list[dict[str, Any]] = []
@@ -236,6 +236,12 @@ def log_search(ctx: IntakeContext) -> str:
     if error:
         raise IncidentDeskError(error)
     return f"{len(lines)} lines of {service}" if service else "no service to search"
+
+
+def log_service(ctx: IntakeContext) -> str:
+    """The service as log backends label it: its name's slug (Checkout Gateway →
+    checkout-gateway)."""
+    return slugify(ctx.incident.get("service") or "")
 
 
 # An hour: a report is about now, and search_logs bounds longer ranges anyway.

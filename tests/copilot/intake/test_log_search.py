@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
+from copilot.events import StatusEvent
 from copilot.intake.playbook import LOGS_UNAVAILABLE
 from copilot.models import Ticket
 from copilot.services import conversation_create
@@ -54,6 +55,8 @@ def test_the_report_reads_the_services_logs_redacted(alice: User, loki: LogServe
     names = step_names(data)
     assert names[names.index("MEMORY_RETRIEVAL") + 1 : names.index("PLAYBOOK")] == ["LOG_SEARCH"]
     assert not any(step["error"] for step in data["steps"]), data["steps"]
+    statuses = [event.text for event in events if isinstance(event, StatusEvent)]
+    assert "Searching logs of checkout-gateway..." in statuses  # the tool's own wording
     assert loki.requests[0].query["query"] == '{service_name="checkout-gateway"} |= "502"'
     last = data["actions"][-1]
     assert last == {
