@@ -27,7 +27,7 @@ from incidents.models import DatasetVersion
 from incidents.parsing import find_incident_ids
 from incidents.rendering import incident_data, incident_text, incidents_text
 from knowledge import selectors as knowledge_selectors
-from knowledge.parsing import find_document_ids
+from knowledge.parsing import FILTER_ALIASES, find_document_ids
 
 logger = logging.getLogger(__name__)
 
@@ -227,16 +227,13 @@ def search_knowledge(arguments: dict[str, Any], context: ToolContext) -> ToolRes
 
 
 KNOWLEDGE_FILTERS = ("type_filter", "service_filter", "tag_filter")
-# The original design's argument names, which a model may still use.
-_CAMEL_CASE = {"typeFilter": "type_filter", "serviceFilter": "service_filter",
-               "tagFilter": "tag_filter"}  # fmt: skip
 MAX_FILTER_VALUES = 20
 
 
 def _design_names(arguments: dict[str, Any]) -> dict[str, Any]:
     """The arguments with camelCase names (typeFilter) under their snake_case ones."""
     renamed = dict(arguments)
-    for camel, snake in _CAMEL_CASE.items():
+    for camel, snake in FILTER_ALIASES.items():
         if camel in renamed:
             if snake in renamed:
                 raise ToolArgumentError(f"give '{snake}' or '{camel}', not both")

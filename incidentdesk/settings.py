@@ -498,7 +498,14 @@ _LOG_LEVELS = ("debug", "info", "warning", "error")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {
+            "()": "incidentdesk.logformat.ConsoleFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+            # One JSON object a line, bare: the step log (copilot/steplog.py).
+            "json_loggers": ["copilot.steps"],
+        }
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {
         "handlers": ["console"],

@@ -12,6 +12,10 @@ DOCUMENT_ID_IN_TEXT_RE = re.compile(
     re.IGNORECASE,
 )
 _DASHES_RE = re.compile(rf"\s*[-{UNICODE_DASHES}]\s*")
+# The original design's names of the search filters, which a model (the
+# search_knowledge tool) or an API client may still send.
+FILTER_ALIASES = {"typeFilter": "type_filter", "serviceFilter": "service_filter",
+                  "tagFilter": "tag_filter"}  # fmt: skip
 
 
 def normalize_document_id(raw: str) -> str:

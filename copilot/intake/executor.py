@@ -30,11 +30,12 @@ from copilot.intake import services as intake_services
 from copilot.intake.planner import Step
 from copilot.intake.selectors import intake_state
 from copilot.intake.state import TurnKind
-from copilot.intake.steps import STEPS, IntakeContext, StepRecord
+from copilot.intake.steps import STEPS, IntakeContext, StepRecord, log_service
 from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.runs import AnswerRun
 from copilot.selectors import agent_run_is_active
 from copilot.steplog import step_log
+from copilot.tools import status_before
 from incidentdesk.errors import ConflictError, IncidentDeskError, NotFoundError, ValidationError
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ STATUS = {
     Step.VISION_ANALYSIS: "Reading the screenshot...",
     Step.INCIDENT_CLASSIFICATION: "Classifying the incident...",
     Step.MEMORY_RETRIEVAL: "Searching for Similar Incidents...",
+    Step.LOG_SEARCH: "Searching the service's logs...",
     Step.PLAYBOOK: "Drafting next actions from past incidents and runbooks...",
     Step.DUPLICATE_CHECK: "Checking open tickets for duplicates...",
     Step.TICKET_CREATE: "Preparing the ticket...",
@@ -122,7 +124,7 @@ class IntakeRun(AnswerRun):
         plan = ctx.plan
         step_log(run=self.run.pk, step="PLAN", outcome=plan.kind, ms=0, steps=list(plan.steps))
         for number, step in enumerate(plan.steps, start=1):
-            yield StatusEvent(STATUS[step])
+            yield StatusEvent(_status(step, ctx))
             record = run_step(step, ctx)
             ctx.steps.append(record)
             self._trace(number, record)
@@ -196,6 +198,13 @@ def run_step(step: Step, ctx: IntakeContext) -> StepRecord:
     ctx.step_error = ""
     ms = round((time.perf_counter() - started) * 1000)
     return StepRecord(step.value, outcome, ms, error)
+
+
+def _status(step: Step, ctx: IntakeContext) -> str:
+    """A step's status line; reading logs says it as the search_logs tool does."""
+    if step == Step.LOG_SEARCH and (service := log_service(ctx)):
+        return status_before("search_logs", {"service": service})
+    return STATUS[step]
 
 
 def _is_new_report(plan: planner.Plan) -> bool:

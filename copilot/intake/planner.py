@@ -20,6 +20,7 @@ from copilot.chat_models.base import ChatModel, ModelFailure, collect_text
 from copilot.chat_models.offline.intents import guess_intent
 from copilot.intake import rules
 from copilot.intake.state import INTAKE_KINDS, IntakeState, TurnKind
+from copilot.logsearch import log_search_configured
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ class Step(StrEnum):
     VISION_ANALYSIS = "VISION_ANALYSIS"
     INCIDENT_CLASSIFICATION = "INCIDENT_CLASSIFICATION"
     MEMORY_RETRIEVAL = "MEMORY_RETRIEVAL"
+    LOG_SEARCH = "LOG_SEARCH"
     PLAYBOOK = "PLAYBOOK"
     DUPLICATE_CHECK = "DUPLICATE_CHECK"
     TICKET_CREATE = "TICKET_CREATE"
@@ -120,11 +122,14 @@ def build_plan(decision: rules.TurnDecision, *, has_image: bool) -> Plan:
 
 def _report_steps(has_image: bool) -> tuple[Step, ...]:
     vision = (Step.VISION_ANALYSIS,) if has_image else ()
+    # The service's logs, when a log backend is configured (search_logs).
+    logs = (Step.LOG_SEARCH,) if log_search_configured() else ()
     return (
         Step.INGESTION,
         *vision,
         Step.INCIDENT_CLASSIFICATION,
         Step.MEMORY_RETRIEVAL,
+        *logs,
         Step.PLAYBOOK,
         Step.DUPLICATE_CHECK,
         Step.TICKET_CREATE,

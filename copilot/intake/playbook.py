@@ -76,9 +76,12 @@ def playbook_for(
     incident: dict[str, Any],
     *,
     logs_searchable: bool = False,
+    logs: PlaybookItem | None = None,
 ) -> Playbook:
     """Causes from similar incidents' root causes; actions from the steps of a runbook
-    for the service and from their mitigations; the team most accountable for them."""
+    for the service and from their mitigations; the team most accountable for them.
+    The last action is what the service's logs showed (`logs`, from LOG_SEARCH), or,
+    with no log search configured, that nobody read them."""
     causes = [
         PlaybookItem(_first_sentence(item["root_cause"]), item["incident_id"])
         for item in similar[:MAX_CAUSES]
@@ -91,17 +94,47 @@ def playbook_for(
         actions = [PlaybookItem(text, "severity rules") for text in GENERIC_ACTIONS]
     if after_a_change(incident):
         actions.insert(0, PlaybookItem(ROLLBACK_ACTION, "change rule"))
-    actions = _unique(actions)[: MAX_ACTIONS - (0 if logs_searchable else 1)]
-    if not logs_searchable:
-        actions.append(PlaybookItem(LOGS_UNAVAILABLE, "log search"))
+    last = logs if logs_searchable else PlaybookItem(LOGS_UNAVAILABLE, LOG_SOURCE)
+    actions = _unique(actions)[: MAX_ACTIONS - (1 if last else 0)]
+    if last:
+        actions.append(last)
     return Playbook(causes, actions, owner_team(similar))
 
 
+LOG_SOURCE = "log search"
 # Said, not hidden: nothing here read the logs, so the engineer must.
 LOGS_UNAVAILABLE = (
     "Logs unavailable: no log search is configured, so none were checked. "
     "Read the service's logs around the first errors."
 )
+LOG_QUOTE_CHARS = 160
+
+
+def logs_action(
+    *, service: str, query: str, window: str, lines: Sequence[dict[str, Any]], error: str = ""
+) -> PlaybookItem:
+    """What LOG_SEARCH found in the service's logs, as the playbook's last action.
+
+    The lines are redacted by the search; the newest is quoted unless it talks to
+    the assistant (a log line is as untrusted as a document)."""
+    if not service:
+        text = "Logs not checked: the report names no service to search. " + _READ_LOGS
+    elif error:
+        text = f"Logs unavailable: {service}'s logs could not be read ({error}). " + _READ_LOGS
+    else:
+        what = f"{service}'s logs" + (f' matching "{query}"' if query else "")
+        if not lines:
+            text = f"No lines in {what} from the last {window}. " + _READ_LOGS
+        else:
+            newest = " ".join(str(lines[0]["text"]).split())
+            if len(newest) > LOG_QUOTE_CHARS:
+                newest = newest[: LOG_QUOTE_CHARS - 1].rstrip() + "…"
+            quote = "" if instruction_like(newest) else f"; the newest: “{newest}”"
+            text = f"Read {what}: {len(lines)} lines in the last {window}{quote}."
+    return PlaybookItem(_trim(text), LOG_SOURCE)
+
+
+_READ_LOGS = "Read the service's logs around the first errors."
 
 
 # A report that follows a change gets the one move that is right more often

@@ -8,6 +8,8 @@ from django.urls import reverse
 
 from copilot.intake.state import TurnKind
 from copilot.tickets.selectors import ticket_url
+from incidents.parsing import INCIDENT_ID_RE
+from knowledge.parsing import DOCUMENT_ID_IN_TEXT_RE
 
 if TYPE_CHECKING:
     from copilot.intake.steps import IntakeContext
@@ -89,9 +91,15 @@ def state_incident(ctx: IntakeContext) -> dict[str, Any]:
 
 
 def citations(ctx: IntakeContext) -> list[str]:
+    """The incidents and documents the card draws on; the playbook's other sources
+    ("severity rules", "change rule", "log search") are no record to cite or link."""
     sources = [item["incident_id"] for item in ctx.similar]
     sources += [item.source for item in ctx.causes + ctx.actions]
-    return [s for s in dict.fromkeys(sources) if s and s != "severity rules"]
+    return [s for s in dict.fromkeys(sources) if is_record_id(s)]
+
+
+def is_record_id(source: str) -> bool:
+    return bool(INCIDENT_ID_RE.match(source) or DOCUMENT_ID_IN_TEXT_RE.fullmatch(source))
 
 
 # --- the answer's text ---------------------------------------------------------------

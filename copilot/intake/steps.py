@@ -9,6 +9,7 @@ decides anything from it, so nothing written there can file a ticket.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,12 +17,13 @@ from typing import Any, Literal
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
+from django.utils.text import slugify
 
 from copilot.intake import media, planner, rules
 from copilot.intake import selectors as intake_selectors
 from copilot.intake import services as store
 from copilot.intake.planner import Step
-from copilot.intake.playbook import PlaybookItem, playbook_for
+from copilot.intake.playbook import PlaybookItem, logs_action, playbook_for
 from copilot.intake.state import IntakeState, TicketProposal
 from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
@@ -30,6 +32,7 @@ from copilot.tickets.base import TrackerError
 from copilot.tickets.selectors import ticket_get_by_key, ticket_url
 from copilot.tickets.trackers import get_tracker
 from copilot.titles import heuristic_title
+from copilot.tools import ToolContext, run_tool
 from incidentdesk.errors import IncidentDeskError
 from incidents import query_parsing as qp
 from incidents import selectors as incident_selectors
@@ -74,6 +77,7 @@ class IntakeContext:
     documents: list[KnowledgeHit] = field(default_factory=list)
     causes: list[PlaybookItem] = field(default_factory=list)
     actions: list[PlaybookItem] = field(default_factory=list)
+    logs: PlaybookItem | None = None  # what LOG_SEARCH found, for the playbook
     owner_team: str = ""
     duplicate: dict[str, Any] | None = None
     ticket: Ticket | None = None
@@ -214,10 +218,44 @@ def _service_from_similar(similar: list[dict[str, Any]]) -> str:
     return Counter(names).most_common(1)[0][0] if names else ""
 
 
+def log_search(ctx: IntakeContext) -> str:
+    """The service's log lines of the last hour with the report's error code, read by
+    the search_logs tool (bounded, secrets redacted), for the playbook."""
+    service = log_service(ctx)
+    codes = [str(code).removeprefix("HTTP ") for code in ctx.incident.get("error_codes") or []]
+    query = codes[0] if codes else ""
+    lines: list[dict[str, Any]] = []
+    error = ""
+    if service:
+        arguments = {"service": service, "query": query, "time_range": LOG_TIME_RANGE}
+        result = run_tool("search_logs", json.dumps(arguments), ToolContext())
+        lines, error = result.data.get("lines", []), result.error
+    ctx.logs = logs_action(
+        service=service, query=query, window=LOG_WINDOW, lines=lines, error=error
+    )
+    if error:
+        raise IncidentDeskError(error)
+    return f"{len(lines)} lines of {service}" if service else "no service to search"
+
+
+def log_service(ctx: IntakeContext) -> str:
+    """The service as log backends label it: its name's slug (Checkout Gateway →
+    checkout-gateway)."""
+    return slugify(ctx.incident.get("service") or "")
+
+
+# An hour: a report is about now, and search_logs bounds longer ranges anyway.
+LOG_TIME_RANGE, LOG_WINDOW = "1h", "hour"
+
+
 def playbook(ctx: IntakeContext) -> str:
     """Likely causes and next actions, each citing its source, and an owner team."""
     result = playbook_for(
-        ctx.similar, ctx.documents, ctx.incident, logs_searchable=log_search_configured()
+        ctx.similar,
+        ctx.documents,
+        ctx.incident,
+        logs_searchable=log_search_configured(),
+        logs=ctx.logs,
     )
     ctx.causes, ctx.actions, ctx.owner_team = result.causes, result.actions, result.owner_team
     return f"{len(ctx.actions)} actions, owner {ctx.owner_team or 'unknown'}"
@@ -394,6 +432,7 @@ STEPS: dict[Step, Callable[[IntakeContext], str]] = {
     Step.VISION_ANALYSIS: vision_analysis,
     Step.INCIDENT_CLASSIFICATION: incident_classification,
     Step.MEMORY_RETRIEVAL: memory_retrieval,
+    Step.LOG_SEARCH: log_search,
     Step.PLAYBOOK: playbook,
     Step.DUPLICATE_CHECK: duplicate_check,
     Step.TICKET_CREATE: ticket_create,

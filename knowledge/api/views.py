@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +24,7 @@ from knowledge.api.serializers import (
 )
 from knowledge.filtersets import KnowledgeDocumentFilter
 from knowledge.models import KnowledgeDocument
+from knowledge.parsing import FILTER_ALIASES
 
 KNOWLEDGE = ["knowledge"]
 
@@ -30,7 +33,10 @@ class FilterValuesField(serializers.ListField):
     """A query parameter with several values: repeated (`?tag_filter=a&tag_filter=b`)
     or separated by commas (`?tag_filter=a,b`); each value is checked by `child`."""
 
-    HOW = "Repeat the parameter or separate values with commas."
+    HOW = (
+        "Repeat the parameter or separate values with commas; the design's camelCase "
+        "name (typeFilter, serviceFilter, tagFilter) is accepted too."
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(required=False, max_length=20, **kwargs)
@@ -40,6 +46,18 @@ class FilterValuesField(serializers.ListField):
         if isinstance(values, list) and all(isinstance(v, str) for v in values):
             values = [part.strip() for v in values for part in v.split(",") if part.strip()]
         return list(super().to_internal_value(values))
+
+
+def _design_names(params: QueryDict) -> QueryDict:
+    """The query with the design's camelCase filter names (`typeFilter`) under
+    their snake_case ones, every value kept."""
+    renamed = params.copy()
+    for camel, snake in FILTER_ALIASES.items():
+        if camel in renamed:
+            if snake in renamed:
+                raise ValidationError({camel: [f"Give '{snake}' or '{camel}', not both."]})
+            renamed.setlist(snake, renamed.pop(camel))
+    return renamed
 
 
 class KnowledgeDocumentListApi(APIView):
@@ -124,7 +142,7 @@ class KnowledgeSearchApi(APIView):
         responses=OutputSerializer,
     )
     def get(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.query_params)
+        data = self.InputSerializer(data=_design_names(request.query_params))
         data.is_valid(raise_exception=True)
         search = selectors.knowledge_search(**data.validated_data)
         output = {"query": search.query, "filters": search.filters, "results": search.grouped()}

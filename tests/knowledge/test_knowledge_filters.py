@@ -89,3 +89,17 @@ def test_the_schema_documents_filters_as_lists(api_client: APIClient, alice: Any
     assert parameters["type_filter"]["schema"]["items"]["enum"] == [
         "runbook", "postmortem", "architecture", "known_issue",
     ]  # fmt: skip
+
+
+def test_rest_takes_the_designs_camel_case_names(api_client: APIClient, alice: Any) -> None:
+    # Ignored, typeFilter listed every document as if no filter had been given.
+    api_client.force_authenticate(alice)
+    url = "/api/knowledge/search/"
+    camel = api_client.get(f"{url}?query=&typeFilter=runbook&typeFilter=known_issue").json()
+    assert camel["filters"] == {"type": "runbook, known_issue"}
+    assert sum(len(group) for group in camel["results"].values()) == 2
+    tags = api_client.get(url, {"query": "", "tagFilter": "secrets,403"}).json()
+    assert tags["filters"] == {"tag": "secrets, 403"}
+    both = api_client.get(url, {"query": "", "type_filter": "runbook", "typeFilter": "runbook"})
+    assert both.status_code == 400
+    assert "not both" in json.dumps(both.json())

@@ -9,7 +9,9 @@ from copilot.events import StatusEvent
 from copilot.models import AgentRun, Decision, Message, Ticket, TicketComment
 from copilot.services import conversation_create
 from incidents.models import Incident
+from incidents.parsing import INCIDENT_ID_RE
 from incidents.selectors import incident_search_similar
+from knowledge.parsing import DOCUMENT_ID_IN_TEXT_RE
 from tests.copilot.intake.conftest import done_of, error_dialog_png, intake_data, say
 
 pytestmark = pytest.mark.usefixtures("payments_desk")
@@ -102,9 +104,12 @@ def test_every_turn_is_stored_so_a_reload_shows_it(alice: User) -> None:
     assert conversation.title == SHORT_TITLE
 
 
-def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User) -> None:
+@pytest.mark.parametrize(
+    "ask", ["please file a ticket", "please open a ticket", "can you raise a Jira issue"]
+)
+def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User, ask: str) -> None:
     conversation = conversation_create(owner=alice)
-    data = intake_data(say(conversation, alice, f"{REPORT}, please file a ticket"))
+    data = intake_data(say(conversation, alice, f"{REPORT}, {ask}"))
     assert data["ticket"]["key"] == Ticket.objects.get().key
     assert data["incident"]["title"] == SHORT_TITLE
 
@@ -152,6 +157,20 @@ def test_a_second_report_of_the_same_problem_offers_the_open_ticket(alice: User,
     assert Ticket.objects.count() == 1
 
 
+def test_a_likely_duplicate_asks_first_even_when_the_report_asks_for_a_ticket(
+    alice: User, bob: User
+) -> None:
+    say(conversation_create(owner=alice), alice, f"{REPORT}, please file a ticket")
+    ticket = Ticket.objects.get()
+    second = conversation_create(owner=bob)
+    text = "Checkout is throwing 502s right now since the deploy, please open a ticket"
+    data = intake_data(say(second, bob, text))
+    assert data["duplicate"]["ticket_key"] == ticket.key
+    assert data["ticket"] is None
+    assert data["ticket_proposal"] == {"action": "comment", "ticket_key": ticket.key}
+    assert Ticket.objects.count() == 1
+
+
 def test_a_new_ticket_anyway_files_a_separate_one(alice: User, bob: User) -> None:
     say(conversation_create(owner=alice), alice, f"{REPORT}, please file a ticket")
     second = conversation_create(owner=bob)
@@ -196,3 +215,17 @@ def test_a_ticket_filed_on_confirmation_is_written_on_the_stored_report(alice: U
     assert _stored_report(incident_id).extra["ticket_key"] == ""  # proposed, not filed
     filed = intake_data(say(conversation, alice, "yes, file it"))["ticket"]
     assert _stored_report(incident_id).extra["ticket_key"] == filed["key"]
+
+
+def test_the_answer_cites_only_incidents_and_documents(alice: User) -> None:
+    # The playbook's other sources ("log search", "change rule") are no records:
+    # cited, the page linked them as documents that do not exist.
+    conversation = conversation_create(owner=alice)
+    events = say(conversation, alice, REPORT)
+    sources = {action["source"] for action in intake_data(events)["actions"]}
+    assert {"log search", "change rule"} <= sources
+    citations = done_of(events).citations
+    assert citations and all(
+        INCIDENT_ID_RE.match(cited) or DOCUMENT_ID_IN_TEXT_RE.fullmatch(cited)
+        for cited in citations
+    ), citations
