@@ -36,7 +36,7 @@ LINES = [
 @pytest.fixture
 def loki(settings: Settings) -> Iterator[LogServer]:
     server = LogServer(LINES, label="service_name").start()
-    settings.LOG_SEARCH_URL = server.base_url
+    settings.LOG_SEARCH_URL = server.url
     settings.LOG_SEARCH_BACKEND = "loki"
     settings.LOG_SEARCH_SERVICE_FIELD = "service_name"
     settings.LOG_SEARCH_TOKEN = ""
