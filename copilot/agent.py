@@ -303,9 +303,10 @@ class _Run(AnswerRun):
         text = turn.text.strip() or "I could not put an answer together from what I found."
         checked = check_citations(text, self.returned, typed=self.question)
         turn.text = checked.text + _staleness_note(checked.kept)
+        message = self._assistant_message(turn, citations=checked.kept)
+        self.unsaved.messages.append(message)  # one INSERT with the tool steps' messages
         with derived_writes():
             self.unsaved.write()
-            message = self._store_assistant(turn, citations=checked.kept)
             services.conversation_touch(conversation=self.conversation, title=self.new_title)
             self.finish(
                 AgentRun.Status.DONE,

@@ -366,10 +366,14 @@ def conversation_join(user: AbstractBaseUser | AnonymousUser, conversation_id: i
 
 
 def listener_join(*, conversation_id: int) -> None:
-    key = _listeners_key(conversation_id)
-    cache.add(key, 0, timeout=LISTENERS_TIMEOUT_SECONDS)
-    cache.incr(key)
-    cache.touch(key, LISTENERS_TIMEOUT_SECONDS)
+    """Count one more socket; one Redis round trip at each connect (add, incr and
+    touch were four: Django's incr asks whether the key exists first)."""
+    key = cache.make_key(_listeners_key(conversation_id))
+    with _redis_pipeline() as pipe:
+        pipe.set(key, 0, ex=LISTENERS_TIMEOUT_SECONDS, nx=True)
+        pipe.incr(key)
+        pipe.expire(key, LISTENERS_TIMEOUT_SECONDS)
+        pipe.execute()
 
 
 def listener_leave(*, conversation_id: int) -> None:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from django.db import connection, transaction
@@ -485,13 +486,14 @@ def _format(template: str, arguments: dict[str, Any], **figures: Any) -> str:
 
 
 def tool_specs() -> list[dict[str, Any]]:
-    """The tools in the OpenAI function-calling format."""
+    """The tools in the OpenAI function-calling format (built at every model turn)."""
+    offered = offered_tools()
     return [
         {
             "type": "function",
             "function": {
                 "name": name,
-                "description": inspect.cleandoc(tool.runner.__doc__ or ""),
+                "description": _description(tool.runner),
                 "parameters": {
                     "type": "object",
                     "properties": tool.parameters,
@@ -501,8 +503,13 @@ def tool_specs() -> list[dict[str, Any]]:
             },
         }
         for name, tool in TOOLS.items()
-        if name in offered_tools()
+        if name in offered
     ]
+
+
+@cache
+def _description(runner: Callable[..., Any]) -> str:
+    return inspect.cleandoc(runner.__doc__ or "")
 
 
 def offered_tools() -> list[str]:

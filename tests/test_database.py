@@ -6,7 +6,7 @@ from django.contrib.sessions.models import Session
 from django.db import connection
 from django.utils import timezone
 
-from copilot.models import Conversation, Message
+from copilot.models import AgentRun, Conversation, Message, ToolCall
 from incidentdesk.db import declared_indexes_ensure, indexes_in_database, rows_insert
 
 
@@ -35,6 +35,25 @@ def test_rows_insert_stores_each_row_in_order_as_save_would(db: None) -> None:
     second.content = "done"
     second.save()  # an update now, not a second row
     assert list(conversation.messages.values_list("content", flat=True)) == ["found", "done"]
+
+
+def test_rows_insert_writes_consecutive_rows_of_a_model_in_one_statement(
+    db: None, django_assert_num_queries
+) -> None:
+    owner = User.objects.create(username="batcher")
+    conversation = Conversation.objects.create(owner=owner)
+    run = AgentRun.objects.create(conversation=conversation, model="offline")
+    rows = [Message(conversation=conversation, role="tool", content=str(n)) for n in range(3)]
+    calls = [ToolCall(run=run, round=1, call_id=f"c{n}", name="search") for n in range(2)]
+    last = Message(conversation=conversation, role="assistant", content="3")
+    with django_assert_num_queries(3):  # messages, trace rows, the last message
+        rows_insert(*rows, *calls, last)
+    assert [row.pk for row in [*rows, last]] == sorted(row.pk for row in [*rows, last])
+    stored = Message.objects.filter(conversation=conversation).order_by("pk")
+    assert [(m.pk, m.content) for m in stored] == [(m.pk, m.content) for m in [*rows, last]]
+    assert sorted(ToolCall.objects.values_list("pk", "call_id")) == [
+        (c.pk, c.call_id) for c in calls
+    ]
 
 
 def test_rows_insert_refuses_a_model_whose_key_it_cannot_read_back(db: None) -> None:

@@ -29,7 +29,7 @@ def test_rows_insert_finds_the_model_metadata_it_builds_its_insert_from() -> Non
     )
     state = Message()._state
     assert hasattr(state, "adding") and hasattr(state, "db"), (
-        "ModelState.adding/db are gone: fix incidentdesk/db.py _insert_one"
+        "ModelState.adding/db are gone: fix incidentdesk/db.py _insert_many"
     )
     assert callable(connection.ops.quote_name)
 
@@ -43,6 +43,8 @@ def test_the_shared_redis_client_finds_the_cache_clients_private_helpers() -> No
             f"RedisCacheClient.{name} is gone: fix incidentdesk/cache.py get_client"
         )
     assert client.get_client(write=True) is client.get_client(write=True)
+    for name in ("_servers", "_options"):  # what ReusedClientRedisCache._cache builds from
+        assert hasattr(cache, name), f"RedisCache.{name} is gone: fix incidentdesk/cache.py _cache"
 
 
 def test_the_websocket_origin_check_finds_the_host_helpers() -> None:

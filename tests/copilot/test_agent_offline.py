@@ -75,6 +75,22 @@ def test_every_message_is_stored_in_order(alice: User) -> None:
     assert answer.citations == done.citations
 
 
+def test_an_answer_runs_few_statements_and_writes_its_steps_in_one_insert(
+    alice: User, django_assert_max_num_queries
+) -> None:
+    """The copilot's hot path (issue 19): an answer with one search ran 22 statements
+    here (transactions included), one INSERT per message and trace row; its steps'
+    messages and the answer now go in one INSERT, the trace rows in another."""
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "Checkout is slow, the database pool is exhausted")  # caches loaded
+    with django_assert_max_num_queries(20) as captured:
+        done = done_of(ask(conversation, alice, "Merchants get HTTP 403 after we rotated the key"))
+    inserts = [q["sql"] for q in captured if q["sql"].startswith('INSERT INTO "copilot_message"')]
+    assert len(inserts) == 2  # the question, then the steps and the answer together
+    steps = conversation.messages.filter(run_id=done.run_id).order_by("pk")
+    assert list(steps.values_list("role", flat=True)) == ["assistant", "tool", "assistant"]
+
+
 def test_a_follow_up_uses_what_the_last_turn_found(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     ask(conversation, alice, "Checkout is slow, the database pool is exhausted")

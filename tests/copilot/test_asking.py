@@ -64,3 +64,19 @@ def test_cache_objects_of_every_thread_share_one_redis_client() -> None:
     here = caches["default"]
     assert elsewhere[0] is not here
     assert elsewhere[0]._cache.get_client() is here._cache.get_client()
+    # and one Django client: building one read redis's package metadata from disk
+    assert elsewhere[0]._cache is here._cache
+
+
+def test_each_socket_on_a_conversation_is_counted_and_kept_a_day(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    key = cache.make_key(f"chat-listeners:{conversation.pk}")
+    asking.listener_join(conversation_id=conversation.pk)
+    assert asking.others_listening(conversation_id=conversation.pk) is False
+    asking.listener_join(conversation_id=conversation.pk)
+    assert asking.others_listening(conversation_id=conversation.pk) is True
+    client = cache._cache.get_client()  # type: ignore[attr-defined]  # our Redis cache
+    assert 0 < client.ttl(key) <= asking.LISTENERS_TIMEOUT_SECONDS
+    asking.listener_leave(conversation_id=conversation.pk)
+    asking.listener_leave(conversation_id=conversation.pk)
+    assert cache.get(f"chat-listeners:{conversation.pk}") == 0

@@ -21,7 +21,7 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +145,9 @@ class IntentGuess:
         return ", ".join(f"{name} {p:.2f}" for name, p in self.ranked[:top])
 
 
+GUESSES_KEPT = 1024
+
+
 @dataclass(frozen=True)
 class IntentModel:
     """Weights of the trained regression; `guess` is one matrix product and a softmax."""
@@ -152,6 +155,9 @@ class IntentModel:
     classes: tuple[str, ...]
     weights: np.ndarray  # (features, classes)
     bias: np.ndarray
+    # text -> its guess: intake, the title and the router each ask about the
+    # same question, three embeddings' features and products per answer.
+    _guesses: dict[str, IntentGuess] = field(default_factory=dict, compare=False, repr=False)
 
     def guess_features(self, row: np.ndarray) -> IntentGuess:
         logits = row @ self.weights + self.bias
@@ -161,10 +167,17 @@ class IntentModel:
         return IntentGuess(tuple((self.classes[i], float(probabilities[i])) for i in order))
 
     def guess(self, text: str) -> IntentGuess:
+        known = self._guesses.get(text)
+        if known is not None:
+            return known
         vector = np.asarray(embed_query(text), dtype=np.float32)
         last = last_sentence(text)
         last_vector = vector if last == text else np.asarray(embed_query(last), np.float32)
-        return self.guess_features(features([text], vector[None, :], last_vector[None, :])[0])
+        guessed = self.guess_features(features([text], vector[None, :], last_vector[None, :])[0])
+        if len(self._guesses) >= GUESSES_KEPT:
+            self._guesses.clear()
+        self._guesses[text] = guessed
+        return guessed
 
 
 def train(rows: Sequence[BankRow], matrix: np.ndarray, c: float = REGULARISATION_C) -> IntentModel:
