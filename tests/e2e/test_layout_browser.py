@@ -78,12 +78,14 @@ def test_at_phone_width_nothing_scrolls_sideways_and_the_menu_holds_every_link(
     page.close()
 
 
+# 800: a small tablet, just wider than the phone layout (760 px and less).
+@pytest.mark.parametrize(("width", "name"), [(1280, "desktop"), (800, "tablet")])
 def test_at_desktop_width_every_link_is_in_the_bar(
-    live_daphne: str, browser: Any, bob: User
+    live_daphne: str, browser: Any, bob: User, width: int, name: str
 ) -> None:
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page = browser.new_page(viewport={"width": width, "height": 860})
     _log_in(page, live_daphne)
     for path in PAGES:
         page.goto(f"{live_daphne}{path}")
@@ -91,5 +93,5 @@ def test_at_desktop_width_every_link_is_in_the_bar(
         for item in _items(page):
             expect(item).to_be_in_viewport(ratio=1)
         assert page.evaluate(OVERFLOW) == 0, path
-    page.screenshot(path=SCREENSHOTS / "nav-desktop.png")
+    page.screenshot(path=SCREENSHOTS / f"nav-{name}.png")
     page.close()

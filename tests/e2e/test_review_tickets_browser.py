@@ -80,6 +80,9 @@ def test_bob_finds_a_report_badged_below_its_twin_then_reviews_it(
     expect(rows.nth(1).locator(".reported-badge")).to_have_text("reported, not reviewed")
     page.screenshot(path=SCREENSHOTS / f"review-search-badge-{name}.png", full_page=True)
 
+    menu = page.get_by_role("button", name="Menu")
+    if menu.is_visible():  # at phone width the top bar's links are behind it
+        menu.click()
     page.get_by_role("link", name="Review", exact=True).click()
     page.wait_for_url(f"{live_daphne}/incidents/review/")
     expect(page.locator("#review-list > li")).to_have_count(2)
