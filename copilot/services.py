@@ -160,6 +160,12 @@ def conversation_restore(*, conversation: Conversation, user: AbstractBaseUser) 
 
 
 EMPTY_CONVERSATION_GRACE = dt.timedelta(days=1)
+# A screenshot file is written a moment before its row (report_screenshot_store):
+# a younger file may be a report still being stored, so the sweep leaves it. Only
+# milliseconds are at stake, but the purge runs daily, so a shorter wait would not
+# remove anything sooner; and deleted conversations keep their files for
+# CONVERSATION_PURGE_AFTER_DAYS anyway, so a day is no weaker a promise.
+ORPHAN_SCREENSHOT_GRACE = dt.timedelta(days=1)
 SCREENSHOTS_DIR = "screenshots"  # ReportScreenshot.image's upload_to, without the dates
 
 
@@ -172,7 +178,7 @@ def conversation_purge_deleted(*, older_than: dt.timedelta, now: dt.datetime | N
     empty = selectors.conversation_list_empty(created_before=now - EMPTY_CONVERSATION_GRACE)
     ids = {*deleted.values_list("pk", flat=True), *empty.values_list("pk", flat=True)}
     # Orphans first: a file whose row this purge deletes must wait for the commit.
-    report_screenshot_orphans_delete(older_than=EMPTY_CONVERSATION_GRACE, now=now)
+    report_screenshot_orphans_delete(older_than=ORPHAN_SCREENSHOT_GRACE, now=now)
     conversation_remove(conversation_ids=list(ids))
     return len(ids)
 

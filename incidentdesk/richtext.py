@@ -68,26 +68,49 @@ class IdLinkExtension(Extension):
 
 
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_TABLE_DELIMITER_CELL_RE = re.compile(r"^\s*:?-+:?\s*$")
 
 
-def _blank_line_before_lists(text: str) -> str:
-    """Python-Markdown needs a blank line before a list; models (CommonMark) often omit it."""
+def _blank_line_before_blocks(text: str) -> str:
+    """Python-Markdown needs a blank line before a list or a table; models (CommonMark,
+    GFM) often omit it. The streaming renderer (static/js/markdown.js) needs none, so
+    without this an answer's table would turn back into text when it ends."""
     lines, in_fence, previous = [], False, ""
-    for line in text.splitlines():
+    source = text.splitlines()
+    for i, line in enumerate(source):
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
         starts_list = not in_fence and _LIST_ITEM_RE.match(line)
-        if starts_list and previous.strip() and not _LIST_ITEM_RE.match(previous):
+        after_text = previous.strip() and not _LIST_ITEM_RE.match(previous)
+        starts_table = not in_fence and _is_table_start(line, source[i + 1 : i + 2])
+        if (starts_list and after_text) or (starts_table and previous.strip()):
             lines.append("")
         lines.append(line)
         previous = line
     return "\n".join(lines)
 
 
+def _is_table_start(line: str, following: list[str]) -> bool:
+    """A GFM table header: a row with pipes, then a delimiter row of as many cells."""
+    if not following or "|" not in line or "|" not in following[0]:
+        return False
+    header, delimiter = _table_cells(line), _table_cells(following[0])
+    return len(header) == len(delimiter) and all(
+        _TABLE_DELIMITER_CELL_RE.match(cell) for cell in delimiter
+    )
+
+
+def _table_cells(line: str) -> list[str]:
+    """A row's cells: split on pipes, outer pipes optional (enough to count them)."""
+    inner = line.strip().removeprefix("|")
+    inner = inner if inner.endswith("\\|") else inner.removesuffix("|")
+    return re.split(r"(?<!\\)\|", inner)
+
+
 def render_markdown(text: str) -> SafeString:
     """Sanitised HTML for untrusted Markdown; ids link to their pages."""
     html = markdown.markdown(
-        _blank_line_before_lists(text),
+        _blank_line_before_blocks(text),
         extensions=["fenced_code", "tables", "sane_lists", IdLinkExtension()],
     )
     clean = nh3.clean(

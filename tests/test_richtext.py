@@ -61,3 +61,17 @@ def test_a_list_right_after_a_sentence_is_a_list() -> None:
 def test_code_fences_are_left_alone() -> None:
     html = render_markdown("```\necho hi\n- not a list\n```")
     assert "<ul>" not in html and "- not a list" in html
+
+
+def test_a_table_right_after_a_sentence_is_a_table() -> None:
+    html = render_markdown(
+        "Seen before:\n| Id | Cause |\n|---|:-:|\n| INC-2025-08-24-001 | **stale key** |"
+    )
+    assert "<p>Seen before:</p>" in html
+    assert html.count("<th>") == 2 and "<strong>stale key</strong></td>" in html
+    assert 'href="/incidents/INC-2025-08-24-001/"' in html
+
+
+def test_pipes_in_a_sentence_do_not_make_a_table() -> None:
+    html = render_markdown("Use a | b here\nthen --- later")
+    assert "<table>" not in html and html.count("<p>") == 1

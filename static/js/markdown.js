@@ -2,7 +2,7 @@
 // is only ever inserted with createElement and textContent, never as HTML: a
 // `<script>` or an `onerror=` in it is shown as the characters it is. It
 // covers what answers use (paragraphs, headings, bold, italics, lists, block
-// quotes, code, incident and document ids, links to pages of this site); an
+// quotes, code, GFM tables, incident and document ids, links to pages of this site); an
 // external link stays text until `done` brings the server's sanitised HTML
 // (incidentdesk/richtext.py), which replaces all of this.
 
@@ -13,6 +13,7 @@ const HEADING = /^(#{1,6})\s+(.*)$/;
 const RULE = /^\s*(?:-\s*){3,}$|^\s*(?:\*\s*){3,}$/;
 const QUOTE = /^\s*>\s?(.*)$/;
 const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const DELIMITER_CELL = /^\s*:?-+:?\s*$/;
 const DASH = "\\s*[-\\u2010-\\u2015\\u2212\\ufe58\\ufe63\\uff0d\\u00ad]\\s*";
 const INLINE = new RegExp([
   "`([^`\\n]+)`", // 1: code
@@ -53,6 +54,9 @@ export function renderMarkdown(target, text) {
     if (FENCE.test(lines[i])) {
       endBlock(open, true);
       i = codeBlock(lines, i, out);
+    } else if (isTableStart(lines, i)) {
+      endBlock(open, true);
+      i = table(lines, i, out);
     } else {
       addLine(lines[i], open, out);
     }
@@ -98,6 +102,73 @@ function codeBlock(lines, start, out) {
   pre.append(el("code", "", lines.slice(start + 1, end).join("\n")));
   out.append(pre);
   return end;
+}
+
+// A GFM table: a header row, then a delimiter row with as many cells (`| --- | :-: |`).
+// Until the delimiter row has arrived the header is drawn as the paragraph it may be.
+function isTableStart(lines, i) {
+  if (i + 1 >= lines.length || !lines[i].includes("|") || !lines[i + 1].includes("|")) {
+    return false;
+  }
+  const header = cells(lines[i]);
+  const delimiter = cells(lines[i + 1]);
+  return (
+    header.length > 0 &&
+    delimiter.length === header.length &&
+    delimiter.every((c) => DELIMITER_CELL.test(c))
+  );
+}
+
+function table(lines, start, out) {
+  // Body rows run to a blank line, a fence or the end of the text (a row still
+  // streaming is drawn with the cells it has so far).
+  const width = cells(lines[start]).length;
+  const node = el("table");
+  node.append(el("thead"));
+  node.tHead.append(row(cells(lines[start]), "th", width));
+  const body = el("tbody");
+  let end = start + 2;
+  for (; end < lines.length && lines[end].trim() && !FENCE.test(lines[end]); end++) {
+    body.append(row(cells(lines[end]), "td", width));
+  }
+  if (body.rows.length) node.append(body);
+  out.append(node);
+  return end - 1;
+}
+
+function row(texts, tag, width) {
+  // GFM: missing cells are empty, extra ones are dropped.
+  const tr = el("tr");
+  for (let c = 0; c < width; c++) tr.append(inline(texts[c] ?? "", el(tag)));
+  return tr;
+}
+
+function cells(line) {
+  // Split on unescaped pipes outside code spans (as the server's Markdown does);
+  // the outer pipes are optional.
+  const found = [];
+  let cell = "";
+  let code = false;
+  for (let c = 0; c < line.length; c++) {
+    const ch = line[c];
+    if (ch === "\\" && line[c + 1] === "|") {
+      cell += "|";
+      c++;
+    } else if (ch === "`") {
+      code = !code;
+      cell += ch;
+    } else if (ch === "|" && !code) {
+      found.push(cell);
+      cell = "";
+    } else {
+      cell += ch;
+    }
+  }
+  found.push(cell);
+  const trimmed = line.trim();
+  if (trimmed.startsWith("|")) found.shift();
+  if (trimmed.endsWith("|") && !trimmed.endsWith("\\|") && found.length) found.pop();
+  return found.map((c) => c.trim());
 }
 
 function listItem(match, lists, out) {

@@ -1,6 +1,7 @@
 """The chat features people expect, in Chromium: copy (an answer, a code block),
 regenerate, edit-and-resend the last question, a light/dark toggle that sticks, the
-history as a drawer at phone width, status lines that stay, and a Stop that answers."""
+history as a drawer at phone width, status lines that stay, and a Stop that answers; on
+a phone (touch) the same copy, sources, edit, regenerate and theme."""
 
 from __future__ import annotations
 
@@ -123,6 +124,47 @@ def test_copy_regenerate_edit_and_the_theme_toggle(
     context.close()
 
 
+def test_on_a_phone_copy_sources_edit_regenerate_and_the_theme_work_by_touch(
+    live_daphne: str, browser: Any, answered: Conversation
+) -> None:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_daphne)
+    page = context.new_page()
+    _log_in(page, live_daphne, f"/conversations/{answered.pk}/")
+
+    page.get_by_role("button", name="Copy the code").tap()
+    expect(page.get_by_role("button", name="Copy the code")).to_have_text("Copied")
+    assert _clipboard(page) == COMMAND
+
+    source = page.locator(".citations .source").first
+    card = source.get_by_role("tooltip")
+    source.get_by_role("button", name=f"About {CITED['incident_id']}").tap()
+    expect(card).to_be_visible()
+    expect(card).to_contain_text(CITED["title"])
+    expect(card).to_be_in_viewport(ratio=1)  # the whole card on the screen
+    page.screenshot(path=SCREENSHOTS / "chat-sources-tap-phone.png")
+
+    edit = page.get_by_role("button", name="Edit", exact=True)
+    expect(edit).to_be_visible()  # no hover on a touch screen: shown as is
+    edit.tap()
+    expect(page.get_by_label("Your question")).to_have_value(QUESTION)
+    page.get_by_role("button", name="Send").tap()
+    expect(page.locator(".answer-body.markdown")).to_have_count(2, timeout=60_000)
+    page.locator(".answer").last.get_by_role("button", name="Regenerate").tap()
+    expect(page.locator(".answer-body.markdown")).to_have_count(3, timeout=60_000)
+    assert Message.objects.filter(conversation=answered, role="user").count() == 3
+
+    page.get_by_role("button", name="Menu").tap()  # the toggle lives in the menu here
+    page.get_by_role("button", name="Dark theme").tap()
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    page.screenshot(path=SCREENSHOTS / "chat-dark-phone.png")
+    context.close()
+
+
 def test_at_phone_width_the_history_is_a_drawer(
     live_daphne: str, browser: Any, answered: Conversation
 ) -> None:
@@ -145,14 +187,15 @@ def test_at_phone_width_the_history_is_a_drawer(
     expect(history).to_be_hidden()
 
 
+@pytest.mark.parametrize(("width", "height", "name"), [(1280, 860, "desktop"), (390, 844, "phone")])
 def test_status_lines_stay_and_stop_always_answers(
-    live_daphne: str, browser: Any, grace: User
+    live_daphne: str, browser: Any, grace: User, width: int, height: int, name: str
 ) -> None:
     """The socket is scripted (Playwright's WebSocket route): two status lines, then
     silence; Stop is pressed while the server has no running answer to cancel."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page = browser.new_page(viewport={"width": width, "height": height})
     _log_in(page, live_daphne)
     seen: list[str] = []
     sockets: list[Any] = []
@@ -183,4 +226,4 @@ def test_status_lines_stay_and_stop_always_answers(
     expect(page.locator(".answer").last).to_contain_text("Stopped.")
     expect(stop).to_be_hidden()
     assert seen == ["Why is checkout failing?"]
-    page.screenshot(path=SCREENSHOTS / "chat-stop-acknowledged.png")
+    page.screenshot(path=SCREENSHOTS / f"chat-stop-acknowledged-{name}.png")

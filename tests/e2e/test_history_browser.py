@@ -1,6 +1,6 @@
 """The history sidebar in Chromium: "+ New chat" saves nothing, a new chat has its ⋯ menu
 at once, search narrows the list to her own conversations, and delete asks first and can
-be undone."""
+be undone; at phone width the same from the history drawer."""
 
 from __future__ import annotations
 
@@ -66,6 +66,7 @@ def test_grace_searches_deletes_with_confirmation_and_undoes(
 
     _ask(page, FIRST)
     first = Conversation.objects.get(owner=grace)
+    assert 2 <= len(first.title.split()) <= 4, first.title  # a key phrase, not the question
     entry = _open_menu(page, first)  # no reload: the menu came with the new entry
     expect(entry.get_by_role("button", name="Delete conversation")).to_be_visible()
     expect(entry.get_by_role("button", name="Rename")).to_be_visible()
@@ -117,4 +118,48 @@ def test_grace_searches_deletes_with_confirmation_and_undoes(
 
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=SCREENSHOTS / "history-phone.png")
+    page.close()
+
+
+def test_on_a_phone_grace_finds_searches_deletes_and_undoes_in_the_drawer(
+    live_daphne: str, browser: Any, grace: User
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    _log_in(page, live_daphne)
+    _ask(page, FIRST)
+    _ask(page, SECOND)
+    conversation = Conversation.objects.get(owner=grace)
+    assert 2 <= len(conversation.title.split()) <= 4, conversation.title
+    drawer = page.get_by_role("complementary", name="Conversations")
+    page.get_by_role("button", name="History").click()
+    entry = page.locator(f'#conversations [data-id="{conversation.pk}"]')
+    expect(entry.locator(".conversation-title")).to_have_text(conversation.title)
+    expect(entry).to_be_in_viewport(ratio=1)
+
+    drawer.get_by_label("Search conversations").fill("settlem")
+    expect(page.locator("#conversations .conversation")).to_have_count(1)
+    expect(page.locator("#conversations")).not_to_contain_text("Mallory")
+    page.screenshot(path=SCREENSHOTS / "history-search-phone.png")
+    drawer.get_by_label("Search conversations").fill("gateway pool nothing")
+    expect(page.locator("#conversations")).to_contain_text("No conversation matches")
+    drawer.get_by_label("Search conversations").fill("")
+
+    _open_menu(page, conversation).get_by_role("button", name="Delete conversation").click()
+    dialog = page.get_by_role("dialog", name="Delete this conversation?")
+    expect(dialog.get_by_role("button", name="Delete")).to_be_in_viewport(ratio=1)
+    page.screenshot(path=SCREENSHOTS / "history-delete-confirm-phone.png")
+    dialog.get_by_role("button", name="Delete").click()
+    page.wait_for_url(f"**/?deleted={conversation.pk}")
+    undo = page.locator("#undo-banner").get_by_role("button", name="Undo")
+    expect(undo).to_be_in_viewport(ratio=1)
+    conversation.refresh_from_db()
+    assert conversation.deleted_at is not None
+    page.screenshot(path=SCREENSHOTS / "history-deleted-undo-phone.png")
+    undo.click()
+    page.wait_for_url(f"**/conversations/{conversation.pk}/")
+    expect(page.locator(".answer-body.markdown")).to_have_count(2)
+    conversation.refresh_from_db()
+    assert conversation.deleted_at is None
     page.close()

@@ -3,6 +3,7 @@ ticket, add a comment, ask "what did we decide?"; a wrong file type is refused."
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -86,3 +87,32 @@ def test_dave_reports_files_comments_and_reads_the_ledger(
 
     page.reload()
     expect(page.locator(".answer .intake-card")).to_have_count(4)
+
+
+@pytest.mark.parametrize(("width", "height", "name"), [(1280, 860, "desktop"), (390, 844, "phone")])
+def test_a_deploy_report_offers_rollback_first_with_sources_and_no_raw_scores(
+    live_daphne: str, browser: Any, dave: User, width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne)
+    card = _send(page, REPORT)
+    actions = card.locator(".intake-panel").filter(has_text="Proposed actions")
+    items = actions.locator("ol.intake-list > li")
+    # After a deploy, undoing it comes first ("… and roll back the most recent one …").
+    expect(items.first).to_contain_text(re.compile(r"\broll back\b", re.IGNORECASE))
+    expect(items.first.locator(".source")).to_have_text("change rule")
+    for i in range(items.count()):
+        expect(items.nth(i).locator(".source")).not_to_be_empty()  # each with its source
+        assert not items.nth(i).inner_text().lower().startswith(("raised", "rolled", "added"))
+    similar = card.locator(".intake-panel").filter(has_text="Similar incidents")
+    expect(similar.locator("li").first).to_contain_text("closest match")  # a word, not a score
+    assert "score" not in card.inner_text().lower()
+    assert (
+        page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        == 0
+    )
+    actions.scroll_into_view_if_needed()  # the thread scrolls, not the page
+    page.screenshot(path=SCREENSHOTS / f"intake-playbook-{name}.png")
+    page.close()
