@@ -327,6 +327,20 @@ def test_asking_how_a_system_behaves_or_what_to_do_asks_for_documents(question: 
     assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"
 
 
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A severity or repeat filter the listing cannot apply: the search applies it...
+        ("sev2 incidents in codespaces", "search_similar_incidents"),
+        ("critical outages of github codespaces", "search_similar_incidents"),
+        # ...and without one the application is listed.
+        ("codespaces incident history", "get_incidents_by_application"),
+    ],
+)
+def test_an_application_with_a_severity_is_a_filtered_search(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
 def test_at_all_is_not_a_request_for_the_whole_list() -> None:
     decision = route("the ledger would not start at all this morning", catalog=CATALOG, today=TODAY)
     assert decision.arguments["limit"] == DEFAULT_LIMITS[decision.tool]

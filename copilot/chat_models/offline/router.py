@@ -570,6 +570,10 @@ def _by_application(
     subject = _application_argument(mention) if mention else _subject_words(question)
     if not subject:
         return _similar(question, catalog, today)
+    if qp.parse_severity(question) or qp.parse_repeat(question):
+        # "sev2 incidents in Payout Service": the listing has no such filter, the
+        # search applies it with the application's (and says so when none match).
+        return _window_search(question, "application + filters")
     limit = limit_for(question, "get_incidents_by_application")
     return [
         Route("get_incidents_by_application", {"app_name": subject, "limit": limit}, "application")
