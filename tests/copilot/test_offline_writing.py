@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from copilot.chat_models.offline.golden import VerifiedAnswer, lead_with_verified
 from copilot.chat_models.offline.reading import ToolOutcome, parse_records
 from copilot.chat_models.offline.state import ConversationState, Remembered
 from copilot.chat_models.offline.writing import write_answer
@@ -205,3 +206,11 @@ def test_a_search_that_also_asks_a_detail_answers_it_for_the_closest_match() -> 
     assert "Merchants in Europe" in answer
     plain = write_answer("the order queue stall", search(QUEUE, POOL), STATE)
     assert "About **" not in plain
+
+
+def test_nothing_matched_is_said_before_a_verified_answer() -> None:
+    golden = VerifiedAnswer("sev1 checkout?", "Checkout broke when the pool ran dry.")
+    answer = "**No incident matched severity SEV1.** The nearest matches without that filter:\n- x"
+    led = lead_with_verified(golden, answer, [])
+    assert led.startswith("**No incident matched severity SEV1.**\n\n### Verified answer")
+    assert "### From the records\n\nThe nearest matches without that filter:" in led

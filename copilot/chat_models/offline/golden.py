@@ -84,4 +84,14 @@ def lead_with_verified(golden: VerifiedAnswer, answer: str, outcomes: list[ToolO
         if missing
         else ""
     )
-    return f"### Verified answer\n\n{golden.answer}{note}\n\n### From the records\n\n{answer}"
+    # "No incident matched severity SEV1." is said first, even before a verified answer.
+    notice = _NOTHING_MATCHED_RE.match(answer)
+    first, answer = (
+        (notice.group(0).strip() + "\n\n", answer[notice.end() :]) if notice else ("", answer)
+    )
+    return (
+        f"{first}### Verified answer\n\n{golden.answer}{note}\n\n### From the records\n\n{answer}"
+    )
+
+
+_NOTHING_MATCHED_RE = re.compile(r"\*\*No (?:incident|document) matched [^*]+\*\*\s*")
