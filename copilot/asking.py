@@ -289,8 +289,8 @@ class QuestionTurn:
 
     `with QuestionTurn(user_id=...)` raises RateLimitedError or holds the turn
     until the block ends; `holding(events)` hands it to a stream instead, which
-    frees it when the stream ends (a stream never started keeps it until it
-    expires, CHAT_RUN_LOCK_SECONDS, or `manage.py recover` finds its process gone).
+    frees it when the stream ends or is closed, even before its first event (a
+    client that left before the stream started; see incidentdesk/asgi_http.py).
     """
 
     def __init__(self, *, user_id: int) -> None:
@@ -316,16 +316,39 @@ class QuestionTurn:
 
     def holding(self, events: Iterator[Event]) -> Iterator[Event]:
         self.handed_over = True
-        return self._held(events)
-
-    def _held(self, events: Iterator[Event]) -> Iterator[Event]:
-        try:
-            yield from events
-        finally:
-            self.release()
+        return _Held(events, self)
 
     def release(self) -> None:
         user_turn_release(user_id=self.user_id, token=self.token)
+
+
+class _Held(Iterator[Event]):
+    """`events` holding a turn, freed when they end, fail or are closed.
+
+    Not a generator: closing a generator that never started runs none of its
+    `finally`, so a stream dropped before its first event kept the turn until it
+    expired (CHAT_RUN_LOCK_SECONDS).
+    """
+
+    def __init__(self, events: Iterator[Event], turn: QuestionTurn) -> None:
+        self._events, self._turn, self._held = events, turn, True
+
+    def __next__(self) -> Event:
+        try:
+            return next(self._events)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._events, "close", None)
+            if close:
+                close()  # the agent stops and records why
+        finally:
+            if self._held:
+                self._held = False
+                self._turn.release()
 
 
 def _question_count(user_id: int) -> int:
