@@ -64,13 +64,13 @@ def source_rows() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def build_rows(count: int, prefix: str = "BENCH") -> list[SourceRow]:
+def build_rows(count: int) -> list[SourceRow]:
     """Eval incidents cycled with fresh ids so every row is new."""
     source = source_rows()
     rows = []
     for number in range(count):
         row = dict(source[number % len(source)])
-        row["incident_id"] = f"{prefix}-{number:06d}"
+        row["incident_id"] = f"INC-2000-01-01-{number:06d}"  # the form an import accepts
         row["occurred_at"] = row.get("occurred_at") or "2020-01-01"
         rows.append(SourceRow(number + 1, row))
     return rows
@@ -247,7 +247,7 @@ def write_large(folder: Path, megabytes: int, pad_kb: int) -> tuple[Path, Path, 
     with jsonl.open("w") as lines, array.open("w") as elements:
         elements.write("[\n")
         while written < target:
-            row = dict(source[count % len(source)], incident_id=f"MEM-{count:07d}")
+            row = dict(source[count % len(source)], incident_id=f"INC-2000-01-02-{count:07d}")
             text = json.dumps(row)
             lines.write(text + "\n")
             elements.write(("," if count else "") + text + "\n")
