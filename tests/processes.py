@@ -122,7 +122,7 @@ def wait_until(check: Callable[[], object], what: str, timeout: float = WAIT_SEC
     raise AssertionError(f"{what} did not happen within {timeout:.0f}s")
 
 
-# alice, logged in, with a conversation and an API token: her session key, the
+# alice, logged in, with a titled conversation and an API token: her session key, the
 # conversation's id and the token.
 ALICE = """
 from importlib import import_module
@@ -136,11 +136,12 @@ session = import_module(settings.SESSION_ENGINE).SessionStore()
 session.update({SESSION_KEY: str(alice.pk), HASH_SESSION_KEY: alice.get_session_auth_hash(),
                 BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0]})
 session.create()
-print(session.session_key, conversation_create(owner=alice).pk, Token.objects.create(user=alice))
+conversation = conversation_create(owner=alice, title="PayU 403s")  # no title asked of a model
+print(session.session_key, conversation.pk, Token.objects.create(user=alice))
 """
 
 
-def _intent_model_share(var_dir: Path) -> None:
+def intent_model_share(var_dir: Path) -> None:
     """Give `var_dir` the intent model's weights this test run has cached, if it has:
     a daphne trains them at its first question otherwise (`manage.py serve` trains
     them before it starts daphne), which took 30-40 s on a busy machine."""
@@ -161,7 +162,7 @@ class Daphne:
 
     def __init__(self, stack: Stack) -> None:
         stack.manage("migrate", "--verbosity", "0")
-        _intent_model_share(stack.var_dir)
+        intent_model_share(stack.var_dir)
         alice = stack.manage("shell", "--no-imports", "-c", ALICE).stdout.split()
         self.session, self.token = alice[0], alice[2]
         self.conversation = int(alice[1])

@@ -75,6 +75,6 @@ def test_a_stream_dropped_before_it_starts_frees_the_users_turn(stack: Stack) ->
     # The view goes on, returns its stream, and nobody is there to read it.
 
     # Freed when the view returns (at once), not when the turn expires (300 s). The
-    # bound is WAIT_SECONDS: the view may train the intent model first (_intent_model_share).
+    # bound is WAIT_SECONDS: the view may train the intent model first (intent_model_share).
     wait_until(lambda: turns_taken(chat) == 0, "the turn freed")
     assert stream_status(chat) == 200
