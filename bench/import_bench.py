@@ -16,7 +16,8 @@ so nothing is unchanged), then:
   3. with --memory: generates a JSON Lines file and a JSON array of
      --memory-mb each in a temporary directory and imports each with the CLI,
      printing the command's peak resident memory (goal: bounded, far from the
-     file's size times the parse overhead).
+     file's size times the parse overhead), and how long reading it takes alone
+     (`read_rows`: linear in the file, for the array too).
 Bench datasets are deleted afterwards, files live in a temporary directory.
 Usage: python bench/import_bench.py [--rows N] [--runs K] [--memory] [--memory-mb MB]
 """
@@ -46,7 +47,7 @@ from django.core.files import File
 from incidentdesk import memory, supervisor
 from incidentdesk.celery import app
 from incidentdesk.embeddings import embed_texts
-from incidents.importers import SourceRow, parse_incident
+from incidents.importers import SourceRow, parse_incident, read_rows
 from incidents.importing import INCIDENT_SPEC, rows_import
 from incidents.models import Dataset, ImportJob
 from incidents.services import (
@@ -261,6 +262,10 @@ def bench_memory(megabytes: int, pad_kb: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         jsonl, array, count = write_large(Path(folder), megabytes, pad_kb)
         for path in (jsonl, array):
+            started = time.perf_counter()
+            read = sum(1 for _ in read_rows(path))
+            seconds = time.perf_counter() - started
+            print(f"{path.suffix[1:]:5} read alone: {read} rows in {seconds:.1f}s")
             dataset = f"{BENCH_DATASET}-memory-{os.getpid()}"
             Dataset.objects.filter(name=dataset).delete()
             run = cli_import(path, dataset)
