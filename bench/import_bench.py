@@ -16,7 +16,8 @@ so nothing is unchanged), then:
   3. with --memory: generates a JSON Lines file and a JSON array of
      --memory-mb each in a temporary directory and imports each with the CLI,
      printing the command's peak resident memory (goal: bounded, far from the
-     file's size times the parse overhead).
+     file's size times the parse overhead), and how long reading it takes alone
+     (`read_rows`: linear in the file, for the array too).
 Bench datasets are deleted afterwards, files live in a temporary directory.
 Usage: python bench/import_bench.py [--rows N] [--runs K] [--memory] [--memory-mb MB]
 """
@@ -41,7 +42,7 @@ from bootstrap import BASE_DIR, EVAL_DIR
 from django.core.files import File
 
 from incidentdesk.embeddings import embed_texts
-from incidents.importers import SourceRow, parse_incident
+from incidents.importers import SourceRow, parse_incident, read_rows
 from incidents.importing import INCIDENT_SPEC, rows_import
 from incidents.models import Dataset, ImportJob
 from incidents.services import (
@@ -60,13 +61,13 @@ def source_rows() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def build_rows(count: int, prefix: str = "BENCH") -> list[SourceRow]:
+def build_rows(count: int) -> list[SourceRow]:
     """Eval incidents cycled with fresh ids so every row is new."""
     source = source_rows()
     rows = []
     for number in range(count):
         row = dict(source[number % len(source)])
-        row["incident_id"] = f"{prefix}-{number:06d}"
+        row["incident_id"] = f"INC-2000-01-01-{number:06d}"  # the form an import accepts
         row["occurred_at"] = row.get("occurred_at") or "2020-01-01"
         rows.append(SourceRow(number + 1, row))
     return rows
@@ -226,7 +227,7 @@ def write_large(folder: Path, megabytes: int, pad_kb: int) -> tuple[Path, Path, 
     with jsonl.open("w") as lines, array.open("w") as elements:
         elements.write("[\n")
         while written < target:
-            row = dict(source[count % len(source)], incident_id=f"MEM-{count:07d}")
+            row = dict(source[count % len(source)], incident_id=f"INC-2000-01-02-{count:07d}")
             text = json.dumps(row)
             lines.write(text + "\n")
             elements.write(("," if count else "") + text + "\n")
@@ -240,6 +241,10 @@ def bench_memory(megabytes: int, pad_kb: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         jsonl, array, count = write_large(Path(folder), megabytes, pad_kb)
         for path in (jsonl, array):
+            started = time.perf_counter()
+            read = sum(1 for _ in read_rows(path))
+            seconds = time.perf_counter() - started
+            print(f"{path.suffix[1:]:5} read alone: {read} rows in {seconds:.1f}s")
             dataset = f"{BENCH_DATASET}-memory-{os.getpid()}"
             Dataset.objects.filter(name=dataset).delete()
             run = cli_import(path, dataset)

@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -133,6 +133,11 @@ def _claim_key(conversation_id: int) -> str:
     return f"chat-run:{conversation_id}"
 
 
+def _redis() -> Any:
+    backend: Any = cache  # incidentdesk.cache's Redis cache (settings.CACHES)
+    return backend.client()
+
+
 def _redis_pipeline() -> Any:
     backend: Any = cache  # incidentdesk.cache's Redis cache (settings.CACHES)
     return backend.pipeline()
@@ -153,7 +158,7 @@ def question_admitted(*, user_id: int, conversation_id: int) -> Iterator[bool]:
         pipe.set(rate_key, 0, ex=RATE_WINDOW_SECONDS * 2, nx=True)
         pipe.incr(rate_key)
         pipe.set(cache.make_key(claim_key), 1, ex=settings.CHAT_RUN_LOCK_SECONDS, nx=True)
-        pipe.get(cache.make_key(_listeners_key(conversation_id)))
+        pipe.hlen(cache.make_key(_listeners_key(conversation_id)))
         _, count, claimed, listeners = pipe.execute()
     try:
         _check_rate(count)
@@ -284,8 +289,8 @@ class QuestionTurn:
 
     `with QuestionTurn(user_id=...)` raises RateLimitedError or holds the turn
     until the block ends; `holding(events)` hands it to a stream instead, which
-    frees it when the stream ends (a stream never started keeps it until it
-    expires, CHAT_RUN_LOCK_SECONDS, or `manage.py recover` finds its process gone).
+    frees it when the stream ends or is closed, even before its first event (a
+    client that left before the stream started; see incidentdesk/asgi_http.py).
     """
 
     def __init__(self, *, user_id: int) -> None:
@@ -311,16 +316,39 @@ class QuestionTurn:
 
     def holding(self, events: Iterator[Event]) -> Iterator[Event]:
         self.handed_over = True
-        return self._held(events)
-
-    def _held(self, events: Iterator[Event]) -> Iterator[Event]:
-        try:
-            yield from events
-        finally:
-            self.release()
+        return _Held(events, self)
 
     def release(self) -> None:
         user_turn_release(user_id=self.user_id, token=self.token)
+
+
+class _Held(Iterator[Event]):
+    """`events` holding a turn, freed when they end, fail or are closed.
+
+    Not a generator: closing a generator that never started runs none of its
+    `finally`, so a stream dropped before its first event kept the turn until it
+    expired (CHAT_RUN_LOCK_SECONDS).
+    """
+
+    def __init__(self, events: Iterator[Event], turn: QuestionTurn) -> None:
+        self._events, self._turn, self._held = events, turn, True
+
+    def __next__(self) -> Event:
+        try:
+            return next(self._events)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._events, "close", None)
+            if close:
+                close()  # the agent stops and records why
+        finally:
+            if self._held:
+                self._held = False
+                self._turn.release()
 
 
 def _question_count(user_id: int) -> int:
@@ -344,15 +372,22 @@ def _is_question(payload: Any) -> bool:
 # Sockets open on each conversation. An answer is relayed to the conversation's
 # group only when another socket listens (a second tab, a reload mid-answer):
 # relaying every event to nobody doubled the time to `done` at 50 clients.
+# One hash field per socket (its channel name), valued with its process
+# (`host:pid`), not a counter: leaving twice cannot count another socket out,
+# and `recover` finds the sockets of a daphne that died with them open.
 LISTENERS_TIMEOUT_SECONDS = 24 * 3600
 
 
 def _listeners_key(conversation_id: int) -> str:
-    return f"chat-listeners:{conversation_id}"
+    # Not "chat-listeners:": that was a counter (a string), which Redis may still hold.
+    return f"chat-sockets:{conversation_id}"
 
 
-def conversation_join(user: AbstractBaseUser | AnonymousUser, conversation_id: int) -> int | None:
-    """The conversation's id, counted as listened to, if `user` may open it; else None."""
+def conversation_join(
+    user: AbstractBaseUser | AnonymousUser, conversation_id: int, socket: str
+) -> int | None:
+    """The conversation's id, with `socket` counted as listening, if `user` may open it;
+    else None."""
     if not user.is_authenticated:
         return None
     try:
@@ -361,29 +396,64 @@ def conversation_join(user: AbstractBaseUser | AnonymousUser, conversation_id: i
         )
     except NotFoundError:
         return None
-    listener_join(conversation_id=conversation.pk)
+    listener_join(conversation_id=conversation.pk, socket=socket)
     return conversation.pk
 
 
-def listener_join(*, conversation_id: int) -> None:
-    """Count one more socket; one Redis round trip at each connect (add, incr and
-    touch were four: Django's incr asks whether the key exists first)."""
+def listener_join(*, conversation_id: int, socket: str) -> None:
+    _leaves_owed_settle()
     key = cache.make_key(_listeners_key(conversation_id))
     with _redis_pipeline() as pipe:
-        pipe.set(key, 0, ex=LISTENERS_TIMEOUT_SECONDS, nx=True)
-        pipe.incr(key)
+        pipe.hset(key, socket, owners.current())
         pipe.expire(key, LISTENERS_TIMEOUT_SECONDS)
         pipe.execute()
 
 
-def listener_leave(*, conversation_id: int) -> None:
-    with suppress(ValueError):  # expired meanwhile: nothing left to count down
-        cache.decr(_listeners_key(conversation_id))
+# Leaves that found Redis unreachable (a socket closed *because* Redis went down):
+# settled at this process's next join, once Redis is back with its append-only
+# file, which still counts those sockets.
+_LEAVES_OWED: set[tuple[int, str]] = set()
+
+
+def listener_leave(*, conversation_id: int, socket: str) -> None:
+    """Stop counting `socket`; owed (not raised) while Redis cannot be reached."""
+    try:
+        _redis().hdel(cache.make_key(_listeners_key(conversation_id)), socket)
+    except Exception as exc:
+        if not is_unavailable(exc):
+            raise
+        _LEAVES_OWED.add((conversation_id, socket))
+
+
+def _leaves_owed_settle() -> None:
+    while _LEAVES_OWED:
+        conversation_id, socket = _LEAVES_OWED.pop()
+        listener_leave(conversation_id=conversation_id, socket=socket)
+        if (conversation_id, socket) in _LEAVES_OWED:
+            return  # Redis is still down: the join fails next, as it would have
+
+
+def listener_count(*, conversation_id: int) -> int:
+    """How many sockets are open on the conversation, in every daphne process."""
+    return int(_redis().hlen(cache.make_key(_listeners_key(conversation_id))))
 
 
 def others_listening(*, conversation_id: int) -> bool:
     """Whether a socket other than the answering one is open on the conversation."""
-    return int(cache.get(_listeners_key(conversation_id)) or 0) > 1
+    return listener_count(conversation_id=conversation_id) > 1
+
+
+def listeners_release_orphaned() -> int:
+    """Stop counting the sockets of processes that are gone (a daphne killed, or
+    restarted, with sockets open); return how many. Other hosts' are left alone."""
+    backend: Any = cache  # incidentdesk.cache's Redis cache (settings.CACHES)
+    released = 0
+    for key in backend.keys_matching(_listeners_key(0).removesuffix("0") + "*"):
+        sockets = _redis().hgetall(cache.make_key(key))
+        gone = [name for name, owner in sockets.items() if owners.is_gone(owner.decode())]
+        if gone:
+            released += _redis().hdel(cache.make_key(key), *gone)
+    return released
 
 
 LISTENERS_CHECK_SECONDS = 0.25  # a tab opened mid-answer gets the rest this soon

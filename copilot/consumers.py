@@ -17,6 +17,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from copilot import asking, streaming
+from incidentdesk.unavailable import is_unavailable
 
 # A few answering threads, not one per socket: fifty took turns on the GIL (ws_bench).
 _ANSWERS = ThreadPoolExecutor(settings.CHAT_ANSWER_THREADS, thread_name_prefix="chat-answer")
@@ -29,9 +30,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
     """Streams the answers to questions asked here, and to the conversation's
     group, so another tab (or this one after a reload) sees the rest too."""
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """The socket stops being counted however it ends. `disconnect()` runs only when
+        daphne reports a close, not after PostgreSQL or Redis went down (UnavailableWebsocket
+        closes with 4503), a bug (1011), or daphne cancelling an answer still running
+        10 s after its client left."""
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.stop_listening()
+
     async def connect(self) -> None:
         wanted = self.scope["url_route"]["kwargs"]["conversation_id"]
-        self.conversation_id = await _join(self.scope["user"], wanted)
+        self.conversation_id = await _join(self.scope["user"], wanted, self.channel_name)
         if self.conversation_id is None:
             await self.close()
             return
@@ -39,10 +50,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
-    async def disconnect(self, code: int) -> None:
-        if getattr(self, "conversation_id", None) is not None:  # accepted
-            await _leave(conversation_id=self.conversation_id)
+    async def stop_listening(self) -> None:
+        if getattr(self, "conversation_id", None) is None:  # refused, or never connected
+            return
+        await _leave(conversation_id=self.conversation_id, socket=self.channel_name)
+        try:  # Redis down: the group keeps a dead member, sent to in vain, until it expires
             await self.channel_layer.group_discard(self.group, self.channel_name)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any

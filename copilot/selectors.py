@@ -266,6 +266,13 @@ class Turn:
     def is_streaming(self) -> bool:
         return self.run is not None and self.run.status == AgentRun.Status.RUNNING
 
+    @property
+    def is_interrupted(self) -> bool:
+        """Its run failed before a word of the answer was written (its daphne killed
+        while the model thought): the page says so, not the question alone."""
+        failed = self.run is not None and self.run.status == AgentRun.Status.FAILED
+        return failed and self.answer is None
+
 
 def conversation_turns(*, conversation: Conversation) -> list[Turn]:
     """The conversation as the chat page shows it, in three queries.

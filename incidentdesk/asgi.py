@@ -1,7 +1,10 @@
 """ASGI entry point: HTTP through Django, websockets through Channels.
 
 Wired as Channels' sample project does: Django's ASGI app is built first so
-the app registry is ready before consumers import models.
+the app registry is ready before consumers import models. Django's handler
+is ours (`asgi_http`: it closes a response whose client left while the view
+ran), and under daphne the RFC 6455 close codes are sent as asked
+(`websocket_close`).
 """
 
 import os
@@ -13,9 +16,12 @@ embedded.ensure_services()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
+
+from incidentdesk.asgi_http import get_asgi_application  # noqa: E402
+from incidentdesk.websocket_close import send_protocol_close_codes  # noqa: E402
 
 django_asgi_app = get_asgi_application()
+send_protocol_close_codes()
 
 from copilot.routing import websocket_urlpatterns  # noqa: E402
 from incidentdesk.unavailable import UnavailableWebsocket  # noqa: E402

@@ -52,13 +52,18 @@ class ReusedClientRedisCache(RedisCache):
             client = _CACHE_CLIENTS.setdefault(key, self._class(servers, **options))
         return client
 
+    def client(self) -> Any:
+        """The shared `redis.Redis`, for commands the cache API has no word for
+        (hashes); its keys go through `make_key`."""
+        return self._cache.get_client(write=True)
+
     def pipeline(self) -> Any:
         """A Redis pipeline without MULTI: several commands, one round trip.
 
         Keys go through `make_key`; integers are stored as plain numbers,
         the way `add`, `incr` and `get` of this cache store and read them.
         """
-        return self._cache.get_client(write=True).pipeline(transaction=False)
+        return self.client().pipeline(transaction=False)
 
     def keys_matching(self, pattern: str) -> list[str]:
         """The keys matching `pattern` (a glob over keys as this cache's callers name

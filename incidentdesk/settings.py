@@ -187,6 +187,12 @@ else:
 CELERY_TASK_IGNORE_RESULT = True  # progress lives in the database, not a result backend
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be retried
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # imports are long; don't hoard them
+# How long Redis keeps a task delivered and not yet acknowledged (acks_late) before
+# it hands it out again: longer than an import runs (26,419 rows at 3-10 rows/s is
+# 45-150 min), so a running import's message is never given to a second worker.
+# A worker that died is not waited for this long: `manage.py recover` queues its job
+# again within SUPERVISOR_CHECK_SECONDS, and the late copy finds the job finished.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 12 * 3600}
 # WEB_WORKERS, SUPERVISOR_*, CELERY_QUEUE: read without Django, by `manage.py serve` too.
 _supervisor = supervisor.Limits.from_env()
 CELERY_TASK_DEFAULT_QUEUE = _supervisor.celery_queue

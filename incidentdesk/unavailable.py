@@ -29,9 +29,9 @@ RETRY_AFTER_SECONDS = 5
 MESSAGE = "The database or Redis is unreachable; it is being restarted. Try again in a moment."
 SOCKET_MESSAGE = f"The service is temporarily unavailable; retry in {RETRY_AFTER_SECONDS} s."
 # The websocket's 503, in the range RFC 6455 leaves to applications (4000 +
-# the HTTP status). Not the registry's 1013 "Try Again Later": daphne's
-# autobahn sends only 1000 and 3000-4999 from an application, and turned 1013
-# into a 1011 "internal error".
+# the HTTP status). Chosen while daphne's autobahn turned the registry's 1013
+# "Try Again Later" into a 1011 "internal error" (it sends 1013 now:
+# incidentdesk/websocket_close.py); kept, as documented and sent by any server.
 CLOSE_UNAVAILABLE = 4503
 
 # SQLSTATE classes of a server that is gone or not accepting connections yet:

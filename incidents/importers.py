@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlparse
 
-from incidents.parsing import date_from_incident_id, normalize_incident_id
+from incidents.parsing import date_from_incident_id, incident_id_problem, normalize_incident_id
 
 FORMATS = ("jsonl", "json", "csv")
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
@@ -483,6 +483,8 @@ def parse_incident(row: SourceRow) -> tuple[ParsedRow | None, list[RowError]]:
     try:
         data = check_object(row)
         key = parse_id(data.get("incident_id"), "incident_id")
+        if problem := incident_id_problem(key):  # what NFKC could not fold (a Cyrillic I)
+            raise FieldError(problem)
     except FieldError as exc:
         field_name = "" if not isinstance(row.data, dict) else "incident_id"
         return None, [RowError(row.line, field_name, str(exc))]

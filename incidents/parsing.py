@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 
 # Dashes people paste from chat tools, documents and phones: hyphen,
 # non-breaking hyphen, figure dash, en/em dash, horizontal bar, minus sign,
 # small and full-width hyphen-minus.
 UNICODE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u00ad"
 _DASH_TABLE = str.maketrans(dict.fromkeys(UNICODE_DASHES, "-"))
-INCIDENT_ID_RE = re.compile(r"^INC-(\d{4})-(\d{2})-(\d{2})-(\d{3,})$")
+# ASCII digits only: `\d` alone takes any script's (an Arabic-Indic one looks like no 1).
+INCIDENT_ID_RE = re.compile(r"^INC-(\d{4})-(\d{2})-(\d{2})-(\d{3,})$", re.ASCII)
+ID_FORM = "INC-YYYY-MM-DD-NNN"
 # Finds ids inside free text, whatever dash or spacing was used, with the prefix
 # joined any way ("inc 2020-02-19-001", "INC#2020-...") or left out: a date
 # followed by a sequence number is an id in this desk.
@@ -25,13 +28,36 @@ BODY_WINDOW_OVERLAP = 30
 
 
 def normalize_incident_id(raw: str) -> str:
-    """`inc\u20112025\u201108\u201124\u2011001 ` → `INC-2025-08-24-001` (dashes, case, spaces)."""
-    text = raw.translate(_DASH_TABLE).strip().upper()
+    """`inc\u20112025\u201108\u201124\u2011001 ` → `INC-2025-08-24-001` (dashes, case, spaces).
+
+    Look-alikes are folded first (NFKC: fullwidth digits are digits) and invisible
+    characters dropped (a zero-width space pasted with the id): before, such ids were
+    stored as distinct incidents that displayed identically. What NFKC keeps apart,
+    such as a Cyrillic I (U+0406), stays, and `incident_id_problem` names it.
+    """
+    text = _visible(unicodedata.normalize("NFKC", raw).translate(_DASH_TABLE)).strip().upper()
     text = re.sub(r"\s*-\s*", "-", text)
     text = re.sub(r"\s+", "-", text)
     if re.match(r"^(?:INC[-#:_]*)?\d{4}-\d{2}-\d{2}-\d{3,}$", text):
         text = "INC-" + re.sub(r"^INC[-#:_]*", "", text)
     return text
+
+
+def _visible(text: str) -> str:
+    """`text` without format characters (Unicode Cf: zero-width spaces and joiners, BOMs)."""
+    return "".join(char for char in text if unicodedata.category(char) != "Cf")
+
+
+def incident_id_problem(incident_id: str) -> str | None:
+    """Why a normalised id is no `INC-YYYY-MM-DD-NNN`, naming a character that has no
+    place in one (what is left of a look-alike); None for a good id."""
+    if INCIDENT_ID_RE.match(incident_id):
+        return None
+    for char in incident_id:
+        if not (char.isascii() and (char.isalnum() or char == "-")):
+            name = unicodedata.name(char, "a control character")
+            return f"contains {char!r} (U+{ord(char):04X} {name}); ids look like {ID_FORM}"
+    return f"is not an incident id: ids look like {ID_FORM}"
 
 
 def as_incident_id(raw: str) -> str | None:

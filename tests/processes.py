@@ -13,9 +13,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 import psycopg
+from django.conf import settings
+from websockets.asyncio.client import connect
 
 from tests.test_embedded import (
     BASE_DIR,
@@ -117,3 +120,70 @@ def wait_until(check: Callable[[], object], what: str, timeout: float = WAIT_SEC
             return
         time.sleep(0.05)
     raise AssertionError(f"{what} did not happen within {timeout:.0f}s")
+
+
+# alice, logged in, with a titled conversation and an API token: her session key, the
+# conversation's id and the token.
+ALICE = """
+from importlib import import_module
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+from copilot.services import conversation_create
+alice = User.objects.create_user("alice", password="on-call-2025")
+session = import_module(settings.SESSION_ENGINE).SessionStore()
+session.update({SESSION_KEY: str(alice.pk), HASH_SESSION_KEY: alice.get_session_auth_hash(),
+                BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0]})
+session.create()
+conversation = conversation_create(owner=alice, title="PayU 403s")  # no title asked of a model
+print(session.session_key, conversation.pk, Token.objects.create(user=alice))
+"""
+
+
+def intent_model_share(var_dir: Path) -> None:
+    """Give `var_dir` the intent model's weights this test run has cached, if it has:
+    a daphne trains them at its first question otherwise (`manage.py serve` trains
+    them before it starts daphne), which took 30-40 s on a busy machine."""
+    cached = Path(settings.VAR_DIR) / "cache"
+    (var_dir / "cache").mkdir(exist_ok=True)
+    for path in cached.glob("intents-*"):
+        shutil.copy(path, var_dir / "cache" / path.name)
+
+
+class Daphne:
+    """A daphne serving the stack alone, and alice's ways in: her session for the chat
+    websocket, her token for the API.
+
+    Not under `manage.py serve`: nothing restarts a service a test kills, so the
+    app meets it down, not by luck of timing. daphne started the stack's PostgreSQL
+    and Redis (the `manage.py` runs before it stopped theirs), and stops them at exit.
+    """
+
+    def __init__(self, stack: Stack) -> None:
+        stack.manage("migrate", "--verbosity", "0")
+        intent_model_share(stack.var_dir)
+        alice = stack.manage("shell", "--no-imports", "-c", ALICE).stdout.split()
+        self.session, self.token = alice[0], alice[2]
+        self.conversation = int(alice[1])
+        port = free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        self.url = f"ws://127.0.0.1:{port}/ws/conversations/{self.conversation}/"
+        with (stack.var_dir / "daphne.err").open("wb") as err:
+            self.process = subprocess.Popen(  # noqa: S603 - our argv
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                 "incidentdesk.asgi:application"],
+                env=stack.env, cwd=BASE_DIR, stdout=subprocess.DEVNULL, stderr=err,
+            )  # fmt: skip
+        stack.started.append(self.process)  # stopped (and its PostgreSQL and Redis) at the end
+        self.stack = stack
+        wait_for_http(f"{self.base}/healthz", self.process)
+
+    def socket(self) -> Any:
+        """A websocket client's connection to alice's conversation (`async with`)."""
+        headers = {"Cookie": f"sessionid={self.session}", "Origin": self.base}
+        return connect(self.url, additional_headers=headers, open_timeout=30)
+
+    def log(self) -> str:
+        """What daphne wrote to stderr (its tracebacks)."""
+        return (self.stack.var_dir / "daphne.err").read_text(errors="replace")

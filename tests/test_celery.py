@@ -14,6 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
+from incidentdesk.celery import app
 from incidents.models import ImportJob
 from incidents.services import import_job_create
 from incidents.tasks import import_job_run
@@ -154,3 +155,8 @@ def test_a_job_that_keeps_killing_its_worker_is_failed_not_retried_forever() -> 
         assert "stopped 3 times" in job.message and job.finished_at is not None
     finally:
         job.file.delete(save=False)
+
+
+def test_a_running_import_is_not_handed_out_again_before_it_can_end() -> None:
+    """acks_late's visibility timeout (kombu's default is an hour): a large import runs longer."""
+    assert app.conf.broker_transport_options["visibility_timeout"] >= 12 * 3600

@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import subprocess
+import tempfile
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -29,6 +31,9 @@ MAX_ASPECT_RATIO = 25
 OCR_TIMEOUT_SECONDS = 20
 OCR_MIN_WIDTH = 1200  # tesseract reads small UI fonts far better once scaled up
 OCR_MAX_PIXELS = 16_000_000  # the upscale stops here: 16 MB of grey, tesseract's time bounded
+# tesseract's address space. A 16 M pixel page (OCR_MAX_PIXELS) peaked at 190 MB resident
+# and read fine within 256 MB; under 128 MB it cannot even load its libraries.
+OCR_MEMORY_LIMIT_MB = 512
 VISION_PROMPT = (
     # The screenshot is evidence, not instructions: ask for a transcription only.
     "This is a screenshot attached to a production incident report. Transcribe the error "
@@ -132,22 +137,42 @@ def _decode(data: bytes) -> None:
 
 def screenshot_ocr(shot: Screenshot) -> str:
     """The screenshot's text by tesseract (offline): grey, scaled up, one pass."""
-    import pytesseract  # deferred: only a screenshot needs it (it loads PIL)
-
     with Image.open(io.BytesIO(shot.data)) as image:
         grey = ImageOps.grayscale(image)
     size = ocr_size(grey.width, grey.height)
     if size != grey.size:
         grey = grey.resize(size, Image.Resampling.LANCZOS)
+    with tempfile.NamedTemporaryFile(suffix=".png") as file:
+        grey.save(file, format="PNG")
+        file.flush()
+        text = _tesseract(file.name)
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+# tesseract runs in a shell that caps its address space (`ulimit -v`) before it execs
+# it: a daphne is threaded, where `preexec_fn` is unsafe, and pytesseract (used
+# before) builds the command itself, with no room for a limit.
+_LIMITED_TESSERACT = 'ulimit -v "$1" && exec tesseract "$2" stdout'
+
+
+def _tesseract(path: str) -> str:
+    """tesseract's text of the image at `path`, within OCR_MEMORY_LIMIT_MB and
+    OCR_TIMEOUT_SECONDS (its process is killed past the time)."""
+    limit_kb = str(OCR_MEMORY_LIMIT_MB * 1024)
+    command = ["sh", "-c", _LIMITED_TESSERACT, "tesseract", limit_kb, path]
     try:
-        text = pytesseract.image_to_string(grey, timeout=OCR_TIMEOUT_SECONDS)
-    except pytesseract.TesseractNotFoundError as exc:
-        raise IncidentDeskError(
-            "OCR is not available on this server (install tesseract-ocr)."
-        ) from exc
-    except RuntimeError as exc:  # pytesseract's timeout
+        done = subprocess.run(  # noqa: S603 - a fixed script; the image path is an argument
+            command, capture_output=True, timeout=OCR_TIMEOUT_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
         raise IncidentDeskError(f"OCR gave up after {OCR_TIMEOUT_SECONDS} s.") from exc
-    return "\n".join(line.strip() for line in str(text).splitlines() if line.strip())
+    errors = done.stderr.decode(errors="replace").strip().splitlines()
+    if done.returncode == 127 and errors and errors[-1].endswith("not found"):
+        raise IncidentDeskError("OCR is not available on this server (install tesseract-ocr).")
+    if done.returncode != 0:
+        reason = errors[-1] if errors else f"exit status {done.returncode}"
+        raise IncidentDeskError(f"OCR failed within {OCR_MEMORY_LIMIT_MB} MB: {reason}")
+    return done.stdout.decode(errors="replace")
 
 
 def ocr_size(width: int, height: int) -> tuple[int, int]:

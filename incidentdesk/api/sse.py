@@ -42,7 +42,7 @@ def sse_frame(event: Event) -> bytes:
 
 def event_stream_response(request: HttpRequest, events: Iterator[Event]) -> StreamingHttpResponse:
     """Stream `events` as SSE, each frame sent as soon as it is yielded."""
-    frames = _frames(events)
+    frames = _Frames(events)
     django_request = getattr(request, "_request", request)  # a DRF Request wraps it
     # Under ASGI (daphne) Django would read a sync iterator to the end before
     # sending anything; pulling it step by step keeps the stream live.
@@ -53,13 +53,19 @@ def event_stream_response(request: HttpRequest, events: Iterator[Event]) -> Stre
     return response
 
 
-def _frames(events: Iterator[Event]) -> Iterator[bytes]:
-    """Frames of `events`; closing it closes `events` (the agent stops and records why)."""
-    try:
-        for event in events:
-            yield sse_frame(event)
-    finally:
-        close = getattr(events, "close", None)
+class _Frames(Iterator[bytes]):
+    """Frames of `events`; closing it closes `events` (the agent stops and records
+    why, the user's turn is freed), even before the first frame: a generator here,
+    closed unstarted, closed nothing."""
+
+    def __init__(self, events: Iterator[Event]) -> None:
+        self._events = events
+
+    def __next__(self) -> bytes:
+        return sse_frame(next(self._events))
+
+    def close(self) -> None:
+        close = getattr(self._events, "close", None)
         if close:
             close()
 

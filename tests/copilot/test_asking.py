@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -44,14 +47,39 @@ def test_a_refused_question_still_counts_and_leaves_no_claim(alice, settings) ->
 
 def test_admission_tells_whether_another_socket_listens(alice) -> None:
     conversation = conversation_create(owner=alice)
-    asking.listener_join(conversation_id=conversation.pk)
+    asking.listener_join(conversation_id=conversation.pk, socket="tab-1")
     with asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk) as others:
         assert others is False  # only the asking socket
-    asking.listener_join(conversation_id=conversation.pk)
+    asking.listener_join(conversation_id=conversation.pk, socket="tab-2")
     with asking.question_admitted(user_id=alice.pk, conversation_id=conversation.pk) as others:
         assert others is True
-    asking.listener_leave(conversation_id=conversation.pk)
-    asking.listener_leave(conversation_id=conversation.pk)
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-1")
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-2")
+    assert asking.listener_count(conversation_id=conversation.pk) == 0
+
+
+def test_a_socket_that_leaves_twice_counts_no_other_socket_out(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    for tab in ("tab-1", "tab-2"):
+        asking.listener_join(conversation_id=conversation.pk, socket=tab)
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-1")
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-1")
+    assert asking.listener_count(conversation_id=conversation.pk) == 1
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-2")
+
+
+def test_sockets_of_a_process_that_died_stop_being_counted(alice) -> None:
+    conversation = conversation_create(owner=alice)
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    asking.listener_join(conversation_id=conversation.pk, socket="here")
+    key = cache.make_key(f"chat-sockets:{conversation.pk}")
+    cache.client().hset(key, "in-a-dead-daphne", f"{socket.gethostname()}:{dead.pid}")
+    assert asking.listener_count(conversation_id=conversation.pk) == 2
+
+    assert asking.listeners_release_orphaned() == 1
+    assert asking.listener_count(conversation_id=conversation.pk) == 1
+    asking.listener_leave(conversation_id=conversation.pk, socket="here")
 
 
 def test_cache_objects_of_every_thread_share_one_redis_client() -> None:

@@ -117,3 +117,18 @@ def test_a_streamed_answer_gives_her_turn_back_when_it_ends(alice: User) -> None
     assert not asking.user_turn_take(user_id=alice.pk, token="probe")  # held while streaming
     b"".join(response.streaming_content)
     assert asking.user_turn_take(user_id=alice.pk, token="probe")
+
+
+@pytest.mark.usefixtures("fresh_counts")
+def test_a_stream_closed_before_its_first_event_gives_her_turn_back(alice: User) -> None:
+    """What Django does when the client leaves before a frame was read (a real hang-up
+    while the view runs: tests/faults/test_dropped_stream.py)."""
+    response = client_of(alice).post(
+        "/api/chat/", {"message": "hello"}, HTTP_ACCEPT="text/event-stream"
+    )
+    assert not asking.user_turn_take(user_id=alice.pk, token="probe")
+
+    response.close()
+
+    assert asking.user_turn_take(user_id=alice.pk, token="probe")
+    assert not Message.objects.exists()  # nothing was asked

@@ -223,6 +223,17 @@ def test_a_reload_mid_answer_shows_the_partial_answer_still_streaming(
     assert "This answer was interrupted." in page
 
 
+def test_an_answer_interrupted_before_its_first_word_says_so(client: Client, alice: User) -> None:
+    """Its daphne killed while the model was thinking: no answer message at all."""
+    conversation = conversation_create(owner=alice)
+    question = Message.objects.create(conversation=conversation, role="user", content="Why 403?")
+    AgentRunFactory(conversation=conversation, question=question, status=AgentRun.Status.FAILED)
+    client.force_login(alice)
+    page = client.get(f"/conversations/{conversation.pk}/").content.decode()
+    assert "Why 403?" in page and "This answer was interrupted." in page
+    assert 'aria-busy="false"' in page
+
+
 @pytest.mark.parametrize(
     ("query", "application", "base"),
     [

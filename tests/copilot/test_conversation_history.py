@@ -57,7 +57,7 @@ def test_a_deleted_conversation_is_hidden_everywhere_but_kept_for_undo(
     api.force_login(alice)
     assert api.get(f"/api/conversations/{chat.pk}/").status_code == 404
     assert api.get("/api/conversations/").json()["count"] == 0
-    assert asking.conversation_join(alice, chat.pk) is None  # the websocket refuses it
+    assert asking.conversation_join(alice, chat.pk, "socket") is None  # the websocket refuses it
     assert Conversation.objects.get(pk=chat.pk).deleted_at is not None
 
 

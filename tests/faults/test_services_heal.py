@@ -1,6 +1,7 @@
 """kill -9 the embedded PostgreSQL, then Redis, under `manage.py serve`: pages answer 503
 with Retry-After (never 500) until the supervisor has restarted the service, then 200
-again. And an import job left `running` by a dead worker is queued again and finishes."""
+again. And an import job left `running` by a dead worker, or cut by a killed worker or
+database, is run again and finishes."""
 
 from __future__ import annotations
 
@@ -221,3 +222,38 @@ def test_an_import_cut_by_a_killed_postgresql_is_retried_and_ends(stack: Stack) 
     wait_until(lambda: status() not in {"queued", "running", "unreachable"}, "the job to end")
     assert status() == "succeeded"
     assert "Retry in" in stack.output(stack.started[0])  # Celery's retry, not a lucky finish
+
+
+def test_an_import_whose_celery_worker_is_killed_mid_job_is_run_again_and_ends(
+    stack: Stack,
+) -> None:
+    """kill -9 the worker and its pool process (a crash, not Celery's WorkerLostError,
+    which a pool process alone gives): serve restarts the worker and the periodic check
+    queues the job again; its message waits unacknowledged for the visibility timeout."""
+    base, _ = serve(stack)
+    token = stack.manage("create_service_token", "faults-admin", "--staff").stdout.strip()
+    headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
+    stack.manage("shell", "-c", "from incidents.services import dataset_create; "
+                 "dataset_create(name='faults', kind='incidents')")  # fmt: skip
+    job_id = upload(base, headers, rows(300))
+
+    def job() -> dict[str, object]:
+        code, _, body = fetch(f"{base}/api/import-jobs/{job_id}/", headers)
+        return dict(json.loads(body)) if code == 200 else {"status": "unreachable"}
+
+    wait_until(lambda: job()["status"] == "running", "the worker to start the job")
+    [worker] = [
+        p for p in psutil.Process(stack.started[0].pid).children() if "celery" in p.cmdline()
+    ]
+    processes = [worker, *worker.children(recursive=True)]
+    for process in processes:
+        process.send_signal(signal.SIGKILL)
+    psutil.wait_procs(processes, timeout=WAIT_SECONDS)
+
+    wait_until(lambda: job()["status"] not in {"queued", "running"}, "the job to end")
+    ended = job()
+    assert (ended["status"], ended["rows_done"], ended["rows_total"]) == ("succeeded", 300, 300)
+    assert "celery exited with -9; restarting it" in stack.output(stack.started[0])
+    with stack.connect() as conn:
+        attempts = conn.execute("SELECT attempts FROM incidents_importjob WHERE id = %s", [job_id])
+        assert attempts.fetchone() == (2,)  # run again, resuming: rows are upserted

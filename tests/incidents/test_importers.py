@@ -66,6 +66,42 @@ def test_unicode_hyphens_in_ids_are_normalised(tmp_path: Path) -> None:
     assert parsed[0].key == "INC-2025-01-01-001"
 
 
+# Ids that display as INC-2025-01-01-001 (issue 17): each was a distinct incident.
+LOOK_ALIKES = {
+    "zero-width space after": "INC-2025-01-01-001\u200b",
+    "zero-width joiner inside": "INC-2025\u200d-01-01-001",
+    "byte order mark before": "\ufeffINC-2025-01-01-001",
+    "fullwidth digits": "INC-\uff12\uff10\uff12\uff15-01-01-001",
+    "fullwidth letters": "\uff29\uff2e\uff23-2025-01-01-001",
+}
+
+
+@pytest.mark.parametrize("raw", LOOK_ALIKES.values(), ids=LOOK_ALIKES.keys())
+def test_look_alike_ids_are_the_id_they_look_like(tmp_path: Path, raw: str) -> None:
+    parsed, errors = parse_file(write_jsonl(tmp_path / "a.jsonl", [incident_row(raw)]))
+    assert errors == []
+    assert parsed[0].key == "INC-2025-01-01-001"
+
+
+def test_an_id_with_a_character_outside_its_form_is_a_row_error(tmp_path: Path) -> None:
+    rows = [
+        incident_row("\u0406NC-2025-01-01-001"),  # a Cyrillic I, which NFKC keeps
+        incident_row("INC-2025-01-01-00\u0661"),  # an Arabic-Indic one
+        incident_row("CHG-12345"),
+        incident_row("INC-2025-01-01-002"),
+    ]
+    parsed, errors = parse_file(write_jsonl(tmp_path / "a.jsonl", rows))
+    assert [row.key for row in parsed] == ["INC-2025-01-01-002"]
+    reasons = [(e.line, e.field, e.reason) for e in errors]
+    assert reasons == [
+        (1, "incident_id", "contains '\u0406' (U+0406 CYRILLIC CAPITAL LETTER "
+         "BYELORUSSIAN-UKRAINIAN I); ids look like INC-YYYY-MM-DD-NNN"),
+        (2, "incident_id", "contains '\u0661' (U+0661 ARABIC-INDIC DIGIT ONE); "
+         "ids look like INC-YYYY-MM-DD-NNN"),
+        (3, "incident_id", "is not an incident id: ids look like INC-YYYY-MM-DD-NNN"),
+    ]  # fmt: skip
+
+
 def test_unknown_columns_are_kept_in_extra(tmp_path: Path) -> None:
     row = incident_row("INC-2025-01-01-001", company="Acme", date_precision="day")
     parsed, _ = parse_file(write_jsonl(tmp_path / "a.jsonl", [row]))

@@ -22,6 +22,13 @@ def test_normalise_turns_stray_spaces_into_dashes() -> None:
     assert normalize_incident_id("INC 2025 - 08-24 -001") == "INC-2025-08-24-001"
 
 
+def test_normalise_folds_look_alikes_and_drops_invisible_characters() -> None:
+    """What a lookup, a search or the API is given is matched as the import stored it."""
+    raw = "\u200binc\uff0d\uff12\uff10\uff12\uff15-08-24-001\u2060\ufeff"
+    assert normalize_incident_id(raw) == "INC-2025-08-24-001"
+    assert normalize_incident_id("INC\u00ad2025-08-24-001") == "INC-2025-08-24-001"
+
+
 def test_date_is_parsed_from_the_id_only_when_real() -> None:
     assert date_from_incident_id("INC-2024-02-29-002") == dt.date(2024, 2, 29)
     assert date_from_incident_id("INC-2023-02-29-001") is None

@@ -4,7 +4,11 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from copilot.asking import conversation_claims_release, user_turns_release_orphaned
+from copilot.asking import (
+    conversation_claims_release,
+    listeners_release_orphaned,
+    user_turns_release_orphaned,
+)
 from copilot.chat_models.offline.intents import intent_model
 from copilot.services import agent_run_fail_interrupted
 from incidentdesk.db import declared_indexes_ensure
@@ -43,7 +47,8 @@ class Command(BaseCommand):
         1. indexes an import dropped and never rebuilt; 2. answers left `running`
         (their conversations would stay busy: the row, and the claim Redis kept);
         3. users' answer turns Redis kept for a process that died (their next
-        question would wait); 4. import jobs that lost their worker.
+        question would wait), and the sockets it counted as open; 4. import jobs
+        that lost their worker.
         """
         for name in declared_indexes_ensure():
             self.stdout.write(f"Rebuilt the missing index {name}")
@@ -52,5 +57,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Marked {len(conversations)} interrupted answer(s) as failed")
         if users := user_turns_release_orphaned(at_startup=True):
             self.stdout.write(f"Freed the answer turn of {len(users)} user(s)")
+        if sockets := listeners_release_orphaned():
+            self.stdout.write(f"Stopped counting {sockets} socket(s) of a dead process")
         if jobs := import_job_requeue_interrupted():
             self.stdout.write(f"Queued {len(jobs)} interrupted import job(s) again")

@@ -9,7 +9,7 @@ from PIL import Image
 from pytest_django.fixtures import Settings
 
 from copilot.intake import media
-from incidentdesk.errors import ValidationError
+from incidentdesk.errors import IncidentDeskError, ValidationError
 from tests.copilot.intake.conftest import error_dialog_png
 
 
@@ -26,6 +26,15 @@ def test_ocr_reads_the_error_code_from_a_drawn_error_dialog() -> None:
     text = media.screenshot_ocr(shot)
     assert "502" in text
     assert "ERR_PAY_4012" in text
+
+
+def test_ocr_runs_within_its_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tesseract's address space is capped: past it OCR fails with a reason, and the
+    intake step that asked is told (a failed step degrades the answer)."""
+    shot = media.screenshot_validate(data=error_dialog_png(["Error 502: Bad Gateway"]))
+    monkeypatch.setattr(media, "OCR_MEMORY_LIMIT_MB", 8)  # less than its libraries need
+    with pytest.raises(IncidentDeskError, match="OCR failed within 8 MB: "):
+        media.screenshot_ocr(shot)
 
 
 def test_png_and_jpeg_are_accepted_by_their_content() -> None:
