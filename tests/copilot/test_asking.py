@@ -69,6 +69,7 @@ def test_a_socket_that_leaves_twice_counts_no_other_socket_out(alice) -> None:
 
 
 def test_sockets_of_a_process_that_died_stop_being_counted(alice) -> None:
+    asking.listeners_release_orphaned()  # what earlier test runs' processes left in Redis
     conversation = conversation_create(owner=alice)
     dead = subprocess.Popen([sys.executable, "-c", ""])
     dead.wait()
@@ -98,13 +99,13 @@ def test_cache_objects_of_every_thread_share_one_redis_client() -> None:
 
 def test_each_socket_on_a_conversation_is_counted_and_kept_a_day(alice) -> None:
     conversation = conversation_create(owner=alice)
-    key = cache.make_key(f"chat-listeners:{conversation.pk}")
-    asking.listener_join(conversation_id=conversation.pk)
+    key = cache.make_key(f"chat-sockets:{conversation.pk}")
+    asking.listener_join(conversation_id=conversation.pk, socket="tab-1")
     assert asking.others_listening(conversation_id=conversation.pk) is False
-    asking.listener_join(conversation_id=conversation.pk)
+    asking.listener_join(conversation_id=conversation.pk, socket="tab-2")
     assert asking.others_listening(conversation_id=conversation.pk) is True
     client = cache._cache.get_client()  # type: ignore[attr-defined]  # our Redis cache
     assert 0 < client.ttl(key) <= asking.LISTENERS_TIMEOUT_SECONDS
-    asking.listener_leave(conversation_id=conversation.pk)
-    asking.listener_leave(conversation_id=conversation.pk)
-    assert cache.get(f"chat-listeners:{conversation.pk}") == 0
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-1")
+    asking.listener_leave(conversation_id=conversation.pk, socket="tab-2")
+    assert asking.listener_count(conversation_id=conversation.pk) == 0
