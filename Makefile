@@ -5,6 +5,8 @@ PYTHON ?= python3.12
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
+# Wait for another apt run (a second checkout installing the same package) instead of failing.
+APT_WAIT := -o DPkg::Lock::Timeout=600
 
 .DEFAULT_GOAL := help
 .PHONY: help install run test lint format bench clean stop chromium tesseract
@@ -30,12 +32,12 @@ test: install chromium tesseract ## Run the whole test suite on the embedded Pos
 chromium: ## Install Debian's Chromium for the browser tests when it is missing (never `playwright install`)
 	@test -x /usr/bin/chromium || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+		$$SUDO apt-get $(APT_WAIT) update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get $(APT_WAIT) install -y -qq chromium; }
 
 tesseract: ## Install Debian's tesseract-ocr (reads intake screenshots offline) when it is missing
 	@command -v tesseract >/dev/null || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr; }
+		$$SUDO apt-get $(APT_WAIT) update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get $(APT_WAIT) install -y -qq tesseract-ocr; }
 
 lint: install ## ruff format --check, ruff check, mypy
 	$(VENV)/bin/ruff format --check .
