@@ -7,10 +7,13 @@ result into filters, and the copilot's router uses it to pick a tool.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+import snowballstemmer
 
 from incidentdesk.embeddings import is_common_word
 
@@ -573,10 +576,19 @@ class ApplicationEntry:
     company: str = ""
     words: frozenset[str] = field(default_factory=frozenset)
     company_words: frozenset[str] = field(default_factory=frozenset)
+    stems: frozenset[str] = field(default_factory=frozenset)  # "balanc" of "Balancing"
+    head_words: frozenset[str] = field(default_factory=frozenset)  # outside the parentheses
 
     @classmethod
     def of(cls, application: str, company: str = "") -> ApplicationEntry:
-        return cls(application, company, frozenset(_words(application)), frozenset(_words(company)))
+        words = _words(application)
+        stems = frozenset(word_stem(w) for w in words if w.isalpha() and len(w) >= 4)
+        head = frozenset(_words(re.sub(r"\s*\(.*?\)", "", application)))
+        return cls(application, company, frozenset(words), frozenset(_words(company)), stems, head)
+
+    def has_word(self, term: str) -> bool:
+        """A word of the name, as written or inflected otherwise ("load balancers")."""
+        return term in self.words or (len(term) >= 4 and word_stem(term) in self.stems)
 
 
 @dataclass(frozen=True)
@@ -593,8 +605,9 @@ def match_applications(
     By words, every term must be a word of the application or of its
     company, and at least one must name the application or the whole
     company: "github actions" matches "GitHub.com (Actions, API, ...)" of
-    GitHub. A term that names some company must name this entry's company,
-    so "slack" does not match "incident.io (Slack app)".
+    GitHub. A term that names some company must name this entry's company
+    or its product outside parentheses ("elastic" of "AWS Elastic Load
+    Balancing"), so "slack" does not match "incident.io (Slack app)".
     """
     wanted = subject.strip().lower()
     exact = [e.application for e in catalog if e.application.lower() == wanted]
@@ -634,12 +647,18 @@ def _with_other_names(
 def _entry_matches(
     entry: ApplicationEntry, terms: list[str], company_terms: set[str], wanted: str
 ) -> bool:
-    if not terms or not all(t in entry.words or t in entry.company_words for t in terms):
+    if not terms or not all(entry.has_word(t) or t in entry.company_words for t in terms):
         return False
-    if not all(t in entry.company_words for t in company_terms):
+    # Another company's name fits only as a word of this product's own name, with its
+    # own company named too: "aws elastic load balancing", not "elastic" alone, "google
+    # compute engine" for Travis CI's builds on it, or "slack" for "incident.io (Slack app)".
+    foreign = [t for t in company_terms if t not in entry.company_words]
+    if any(t not in entry.head_words for t in foreign):
+        return False
+    if foreign and not (company_terms - set(foreign)):
         return False
     names_company = entry.company.lower() == wanted or " ".join(terms) == entry.company.lower()
-    return names_company or any(t in entry.words for t in terms)
+    return names_company or any(entry.has_word(t) for t in terms)
 
 
 # --- application mentions in free text ---------------------------------------------
@@ -676,6 +695,7 @@ class ApplicationMention:
     subject: str
     match: ApplicationMatch
     fuzzy: bool = False
+    said: tuple[str, ...] = ()  # the question's own words that named it, as typed
 
     @property
     def names_a_component(self) -> bool:
@@ -687,9 +707,9 @@ class ApplicationMention:
 
 
 def normalise_mention_text(text: str) -> str:
-    """Lower case; "GitHub's Pages" → "github pages"; "foo dot com" → "foo.com",
+    """Lower case; "GitHub's Pages" → "github pages", "we've" → "we"; "foo dot com" → "foo.com",
     "incident dot io" → "incident.io"."""
-    text = re.sub(r"(\w)['\u2019]s\b", r"\1", text.lower())
+    text = re.sub(r"(\w)['\u2019](?:s|ve|re|ll|d)\b", r"\1", text.lower())  # "we've" → "we"
     return re.sub(r"(?<=\w)\s+dot\s+(?=[a-z]{2,6}\b)", ".", text)
 
 
@@ -698,11 +718,23 @@ class _MentionIndex:
     vocabulary: tuple[str, ...]
     words: frozenset[str]
     acronyms: dict[str, str]
+    stems: dict[str, str]  # English stem → the catalog's word ("balanc" → "balancing")
+    joined: dict[str, str]  # two name words written as one → both ("stackoverflow")
+    spelt_out: frozenset[str]  # the catalog's own acronyms, for "elastic block store" → EBS
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def word_stem(word: str) -> str:
+    """The English (Snowball) stem PostgreSQL's full text uses too."""
+    return str(_STEMMER.stemWord(word))
 
 
 @lru_cache(maxsize=4)
 def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
-    """Words of every name, and acronyms of multi-word names ("GCE", "AWS")."""
+    """Words of every name, acronyms of multi-word names ("GCE", "AWS"), their
+    stems, names written joined ("stackoverflow") and the names' own acronyms."""
     words = {w for e in catalog for w in (*e.words, *e.company_words)}
     acronyms: dict[str, str] = {}
     for name in sorted({n for e in catalog for n in (e.application, e.company)}):
@@ -713,7 +745,32 @@ def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
             # "air" or "cast" in a question is a word, not an abbreviation.
             if acronym not in words and not is_common_word(acronym):
                 acronyms.setdefault(acronym, run)
-    return _MentionIndex(tuple(sorted(words)), frozenset(words), acronyms)
+    vocabulary = tuple(sorted(words))
+    stems = {word_stem(w): w for w in reversed(vocabulary) if w.isalpha() and len(w) >= 4}
+    return _MentionIndex(
+        vocabulary, frozenset(words), acronyms, stems, _joined_names(catalog, words),
+        _own_acronyms(catalog),
+    )  # fmt: skip
+
+
+def _joined_names(catalog: tuple[ApplicationEntry, ...], words: set[str]) -> dict[str, str]:
+    """Two consecutive words of a name as people also write them, as one word:
+    "stackoverflow", "pagerduty", "cloudrun". Only where the joined word is no
+    word of the catalog itself."""
+    joined: dict[str, str] = {}
+    for name in sorted({n for e in catalog for n in (e.application, e.company)}):
+        parts = re.findall(r"[a-z]{2,}", name.lower())
+        for first, second in itertools.pairwise(parts):
+            if first + second not in words:
+                joined.setdefault(first + second, f"{first} {second}")
+    return joined
+
+
+def _own_acronyms(catalog: tuple[ApplicationEntry, ...]) -> frozenset[str]:
+    """Words a catalog name writes in capitals ("EBS", "GFE", "NLB"): people
+    spell them out too ("elastic block store")."""
+    names = {n for e in catalog for n in (e.application, e.company)}
+    return frozenset(w.lower() for n in names for w in re.findall(r"\b[A-Z]{3,5}\b", n))
 
 
 def _inner_acronyms(name: str) -> list[tuple[str, str]]:
@@ -746,6 +803,11 @@ def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:
     singular = token.removesuffix("s")
     if singular in index.words:
         return singular, False
+    if token in index.joined:
+        return index.joined[token], False
+    stemmed = index.stems.get(word_stem(token)) if len(token) >= 4 else None
+    if stemmed is not None:  # "balancers" of "Load Balancing", "networks" of "Network"
+        return stemmed, False
     if len(token) >= FUZZY_MIN_LENGTH:
         from rapidfuzz import fuzz, process  # C extension; loaded on first fuzzy need
 
@@ -797,16 +859,52 @@ def find_application_mention(
     index = _mention_index(tuple(catalog))
     tokens = [t.strip(".'-") for t in _MENTION_TOKEN_RE.findall(normalise_mention_text(text))]
     content = [t for t in tokens if t and t not in MENTION_FILLER]
-    corrected = [_corrected(t, index) for t in content]
-    for size in range(min(len(corrected), 6), 0, -1):
-        for start in range(len(corrected) - size + 1):
-            run = corrected[start : start + size]
-            if not all(_may_name(word, index) for word, _ in run):
+    spelt = _spelt(content, index)
+    for size in range(min(len(spelt), 6), 0, -1):
+        for start in range(len(spelt) - size + 1):
+            run = spelt[start : start + size]
+            if not all(_may_name(word.word, index) for word in run):
                 continue  # a word no name has: no entry can match (and matching costs)
-            subject = " ".join(word for word, _ in run)
+            subject = " ".join(word.word for word in run)
             if size == 1 and not _may_name_alone(subject, catalog):
                 continue
             match = match_applications(subject, catalog)
             if match is not None:
-                return ApplicationMention(subject, match, any(fuzzy for _, fuzzy in run))
+                said = tuple(word.said for word in run)
+                return ApplicationMention(subject, match, any(w.fuzzy for w in run), said)
     return None
+
+
+@dataclass(frozen=True)
+class _SpeltWord:
+    said: str  # as typed (one word, or the words an acronym was spelt out in)
+    word: str  # as the catalog spells it
+    fuzzy: bool = False
+
+
+def _spelt(content: list[str], index: _MentionIndex) -> list[_SpeltWord]:
+    """The question's content words as the catalog spells them; a catalog
+    acronym spelt out ("elastic block store") becomes the acronym."""
+    spelt: list[_SpeltWord] = []
+    start = 0
+    while start < len(content):
+        size = _spelt_out_size(content, start, index)
+        if size:
+            run = content[start : start + size]
+            spelt.append(_SpeltWord(" ".join(run), "".join(w[0] for w in run)))
+            start += size
+            continue
+        word, fuzzy = _corrected(content[start], index)
+        spelt.append(_SpeltWord(content[start], word, fuzzy))
+        start += 1
+    return spelt
+
+
+def _spelt_out_size(content: list[str], start: int, index: _MentionIndex) -> int:
+    """How many words from `start` spell out one of the catalog's acronyms (0: none)."""
+    for size in (4, 3):
+        run = content[start : start + size]
+        words = len(run) == size and all(w.isalpha() and len(w) >= 3 for w in run)
+        if words and "".join(w[0] for w in run) in index.spelt_out:
+            return size
+    return 0

@@ -411,3 +411,19 @@ def test_a_symptom_in_an_application_is_searched_even_in_generic_words() -> None
     # to search for: this is not a listing of the application's incidents.
     question = "Have we seen HTTP 403 errors in PayU Core before?"
     assert route(question, catalog=CATALOG, today=TODAY).tool == "search_similar_incidents"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # The vendor said apart from the product, in brackets or after it.
+        "codespaces problems (github side)",
+        "settlement reporting incidents, payu's end",
+        # How much of the history is wanted, said in words of its own.
+        "codespaces, every incident we've got",
+        "settlement & reporting full list",
+        "payu core issues over the years",
+    ],
+)
+def test_an_application_said_in_pieces_or_with_how_much_is_a_listing(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "get_incidents_by_application"

@@ -217,3 +217,45 @@ def test_an_everyday_word_names_an_application_only_as_its_first_word_or_company
     assert qp.find_application_mention("outages affecting customers", catalog) is None
     slack = qp.find_application_mention("slack outages", catalog)
     assert slack is not None and slack.match.applications == (catalog[2].application,)
+
+
+# Products written as people write them, not as the catalog spells them.
+SPELLINGS = [
+    qp.ApplicationEntry.of("Acme Object Storage Balancing eu-north-1", "Acme Cloud"),
+    qp.ApplicationEntry.of("Acme VM / BST / RDB eu-north-1", "Acme Cloud"),
+    qp.ApplicationEntry.of("Harbor Overflow / Harbor Exchange network", "Harbor Exchange"),
+    qp.ApplicationEntry.of("Storage Cloud (Storage Service, dashboards)", "Storage"),
+    qp.ApplicationEntry.of("Trainly CI builds on Acme Object Storage", "Trainly CI"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "application"),
+    [
+        # Another inflection of the name's words ("balancers" of "Balancing").
+        ("acme object storage balancers, every incident", SPELLINGS[0].application),
+        # Two words of a name written as one.
+        ("harboroverflow outages", SPELLINGS[2].application),
+        # A catalog acronym spelt out.
+        ("block storage tier issues at acme", SPELLINGS[1].application),
+    ],
+)
+def test_a_product_is_found_however_its_name_is_written(question: str, application: str) -> None:
+    mention = qp.find_application_mention(question, SPELLINGS)
+    assert mention is not None and application in mention.match.applications
+
+
+def test_another_companys_name_counts_only_inside_a_product_of_a_company_also_named() -> None:
+    # "Storage" is a company; in Acme's own product name beside "acme" it is a word of it...
+    acme = qp.match_applications("acme storage balancing", SPELLINGS)
+    assert acme is not None and acme.applications == (SPELLINGS[0].application,)
+    # ...alone it is that company, and Trainly's builds on Acme's storage are not Acme's.
+    alone = qp.match_applications("storage", SPELLINGS)
+    assert alone is not None and alone.applications == (SPELLINGS[3].application,)
+    storage = qp.match_applications("acme object storage", SPELLINGS)
+    assert storage is not None and SPELLINGS[4].application not in storage.applications
+
+
+def test_a_mention_keeps_the_words_that_named_it_as_typed() -> None:
+    mention = qp.find_application_mention("block storage tier problems (acme side)", SPELLINGS)
+    assert mention is not None and mention.said == ("block storage tier", "acme")

@@ -308,7 +308,7 @@ def _listing_without_slot(
         mention = qp.find_application_mention(question, catalog)
         if mention is None:
             return "no application named"
-        if _names_one_event(question, mention.subject):
+        if _names_one_event(question, mention):
             return f"names one event of {mention.subject}, not a listing"
     if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
         return "no time window"
@@ -334,7 +334,7 @@ def _slots_agree(
     if mention is not None and mention.names_a_component:
         if not sure:
             return runner_up, f"by_application {guess.confidence:.2f}, a component only"
-        if _words_beside(question, mention.subject) > 1:
+        if _words_beside(question, mention) > 1:
             return runner_up, f"{mention.subject} is a component, and there is more to search"
     if not sure:
         decided = _by_application_named(question, {intent, runner_up}, catalog, today)
@@ -438,7 +438,7 @@ def _by_application_named(
     mention = qp.find_application_mention(question, catalog)
     if mention is None:
         return other, "no application named"
-    if _words_beside(question, mention.subject) > 1:
+    if _words_beside(question, mention) > 1:
         return other, f"names {mention.subject} and more"
     return "by_application", f"names {mention.subject}"
 
@@ -453,24 +453,28 @@ _DEFINITE_RE = re.compile(r"\b(?:the|that|this)\b", re.IGNORECASE)
 _EVERY_RE = re.compile(r"\b(?:every|each|all|any|which)\b", re.IGNORECASE)
 
 
-def _names_one_event(question: str, subject: str) -> bool:
+def _names_one_event(question: str, mention: qp.ApplicationMention) -> bool:
     """ "The big Roblox outage", "Fastly's global outage": one event of the application,
     told apart by a determiner or a describing word, which a search finds; "Roblox
     outages" and "CrowdStrike incident" list the application's incidents."""
-    rest = _normalised(question)
-    for word in subject.split():  # the name's own words ("incident.io") are not the event
-        rest = re.sub(rf"(?<![\w.]){re.escape(word)}(?![\w.])", " ", rest)
+    rest = " ".join(_without_name(question, mention))  # the name's own words are not the event
     event = _ONE_EVENT_RE.search(rest)
     if event is None or _EVERY_RE.search(rest[: event.start()]):
         return False  # "every CircleCI incident" lists them all
     before = rest[: event.start()]
-    return bool(_DEFINITE_RE.search(before)) or _words_beside(question, subject) >= 1
+    return bool(_DEFINITE_RE.search(before)) or _words_beside(question, mention) >= 1
 
 
-def _words_beside(question: str, subject: str) -> int:
+def _words_beside(question: str, mention: qp.ApplicationMention) -> int:
     """Content words of the question besides the application's name."""
-    rest = _subject_words(re.sub(re.escape(subject), " ", _normalised(question)))
-    return len(rest.split())
+    return len(_subject_words(" ".join(_without_name(question, mention))).split())
+
+
+def _without_name(question: str, mention: qp.ApplicationMention) -> list[str]:
+    """The question's words, as the router reads them, without the words that
+    named the application, wherever they stand ("lambda issues (aws side)")."""
+    said = {w for phrase in mention.said or (mention.subject,) for w in phrase.split()}
+    return [w for w in _normalised(question).split() if w.strip(".'-") not in said]
 
 
 def _normalised(question: str) -> str:
@@ -629,6 +633,8 @@ def _window_search(question: str, reason: str) -> list[Route]:
 _LISTING_WORDS = qp.MENTION_FILLER | {
     "broke", "breaking", "went", "wrong", "new", "latest", "lately", "anything", "something",
     "stuff", "everything", "summary", "outage", "outages", "events", "any", "kinds",
+    # ...and how much of it: the whole history, not a topic.
+    "full", "complete", "entire", "whole", "years", "ever", "dump", "rundown", "catalog",
 }  # fmt: skip
 # How anything going wrong is said, whatever it was: no topic for a time window (but
 # still words to search beside an application: "403 errors in PayU Core").
