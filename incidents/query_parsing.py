@@ -446,7 +446,8 @@ WHAT_TO_DO_ASKS = (
     r"(?:any\s+)?(?:advice|ideas|pointers|suggestions|tips)|"
     # ...and the fix or the routine asked for by name ("whats the drill", "quick fix?").
     r"what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|fix|process|standard\s+response)|"
-    r"(?:any\s+)?(?:quick\s+)?(?:fix|fixes|workarounds?)"
+    r"(?:(?:any|a|the|known|quick|easy|simple|standard|usual|proper|real|permanent|"
+    r"temporary)\s+){0,2}(?:fix|fixes|workarounds?|remed(?:y|ies)|mitigations?)"
 )
 
 

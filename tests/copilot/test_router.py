@@ -427,3 +427,77 @@ def test_a_symptom_in_an_application_is_searched_even_in_generic_words() -> None
 )
 def test_an_application_said_in_pieces_or_with_how_much_is_a_listing(question: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == "get_incidents_by_application"
+
+
+READ = ConversationState(
+    (
+        Remembered(
+            "INC-2024-03-05-001",
+            "Tenant purge job deletes 412 customer workspaces",
+            "Workspace platform",
+            "2024-03-05",
+            "A cleanup job given workspace ids instead of plugin ids deleted 412 customer "
+            "workspaces; restores took nine days because backups were per cluster.",
+        ),
+    ),
+    "the purge job that deleted customer workspaces",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A detail asked in the record's own words, with no "it" or "that"...
+        ("how many customers and workspaces got deleted?", "lookup_incident_by_id"),
+        ("ok but why did restores of the workspaces take so long", "lookup_incident_by_id"),
+        # ...against a new question, whose words the record does not have.
+        ("why do kafka consumers stall after a broker upgrade?", "search_knowledge"),
+        ("api gateway throwing 502s after the deploy, seen before?", "search_similar_incidents"),
+    ],
+)
+def test_a_detail_in_the_records_own_words_follows_it_up(question: str, tool: str) -> None:
+    assert plan_of(question, READ)[0][0] == tool
+
+
+LISTED = ConversationState(
+    (
+        Remembered("INC-2023-02-10-001", "Mirror sync stalls on large packages", "Pkg mirror",
+                   "2023-02-10", "sync stalled for six hours"),
+        Remembered("INC-2024-06-02-001", "Package uploads rejected by a bad signature check",
+                   "Pkg mirror", "2024-06-02", "a release changed how signatures were verified"),
+        Remembered("INC-2021-09-30-001", "Mirror DNS lapses after registrar change", "Pkg mirror",
+                   "2021-09-30", "nameservers changed"),
+    ),
+    "pkg mirror outages",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "incident_id"),
+    [
+        # By date, whatever order the listing showed them in (not a time window)...
+        ("most recent one — what broke?", "INC-2024-06-02-001"),
+        ("and the oldest incident, how long was it down?", "INC-2021-09-30-001"),
+        # ...and by words of its record, in another order or inflection.
+        ("the rejected uploads one, what changed?", "INC-2024-06-02-001"),
+    ],
+)
+def test_a_listed_incident_is_picked_by_date_or_by_its_words(question, incident_id) -> None:
+    assert plan_of(question, LISTED) == [("lookup_incident_by_id", {"incident_id": incident_id})]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # A fix asked for with a describing word...
+        "payment webhooks retry forever after the cert rotation. known fix?",
+        # ...what to do, asked in the last clause as how to do it...
+        "cache hit rate fell after we resized the cluster and the db can't keep up, how to "
+        "get out of this",
+        # ...or as what our process says.
+        "the email vendor is down, not our bug - do we still declare an incident?",
+        "checkout errors at 2% after the release, should we roll back?",
+    ],
+)
+def test_the_last_clause_asking_what_we_do_asks_for_documents(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"

@@ -212,6 +212,9 @@ def selected_item(
         for items in (focus, listed):
             if -len(items) <= index < len(items):
                 return items[index]
+    dated = _DATED_POINTER_RE.search(question)
+    if dated:
+        return _newest_or_oldest(dated.group("which").lower(), listed or focus)
     name = named_item(question).lower()
     if not name:
         return _by_date(question, focus) or _by_description(question, focus) or focus[0]
@@ -222,7 +225,34 @@ def selected_item(
             found = [item for item in items if said.search(fields(item).lower())]
             if found:
                 return found[0]
-    return _by_date(question, focus)
+    return _by_date(question, focus) or _by_name_words(name, (*focus, *listed))
+
+
+def _by_name_words(name: str, items: Sequence[Remembered]) -> Remembered | None:
+    """ "The broken downloads one" for "downloads broken by a bad URL": every word of
+    the name in one item's record, in any order or inflection."""
+    words = _own_stems(name)
+    if not words:
+        return None
+    return next((item for item in items if _overlap(words, item) == 1.0), None)
+
+
+# "The most recent one", "the oldest incident": by date, whatever order it was shown in.
+_DATED_POINTER_RE = re.compile(
+    r"\b(?:the\s+)?(?P<which>most\s+recent|latest|newest|oldest|earliest)\s+"
+    r"(?:one|incident|outage|of\s+(?:those|them|these))\b",
+    re.IGNORECASE,
+)
+
+
+def dated_pointer(question: str) -> bool:
+    return bool(_DATED_POINTER_RE.search(question))
+
+
+def _newest_or_oldest(which: str, items: Sequence[Remembered]) -> Remembered:
+    newest = which in {"latest", "newest"} or which.startswith("most")
+    by_date = sorted(items, key=lambda item: item.occurred_at, reverse=newest)
+    return by_date[0]
 
 
 _MONTH_YEAR_RE = re.compile(
@@ -297,6 +327,50 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
     return "one"
 
 
+# A detail asked of the record in focus, with no pointer ("how many customers and
+# sites got hit?", "why didn't the servers come back after power returned?"): at
+# least this share of the question's own words are the record's words.
+DETAIL_OVERLAP = 0.5
+_ASKS_RE = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|and|but|so|right|also|wait|hm+)\W+)*"
+    r"(?:how|when|what|whats|who|whom|whose|which|why|where|did|was|were|is|are|had|has|"
+    r"do|does|could|can)\b",
+    re.IGNORECASE,
+)
+# Words of asking for a detail, not of what it is about.
+_DETAIL_WORDS = frozenset(
+    {
+        "many", "much", "long", "time", "actually", "exactly", "just", "really", "potentially",
+        "ok", "okay", "but", "so", "then", "level", "get", "got", "make", "made", "take",
+        "took", "know", "say", "said", "mean", "happen", "come", "came", "back", "up",
+    }
+)  # fmt: skip
+
+
+def asks_about_focus(question: str, state: ConversationState) -> bool:
+    """A question, pointer or not, whose own words are mostly those of a record in
+    focus asks a detail of it (a new search names things the record does not)."""
+    words = _own_stems(question)
+    if not state.focus or not words or not _is_asked(question):
+        return False
+    return max(_overlap(words, item) for item in state.focus) >= DETAIL_OVERLAP
+
+
+def _is_asked(question: str) -> bool:
+    return bool(_ASKS_RE.search(question)) or question.rstrip().endswith("?")
+
+
+def _own_stems(text: str) -> frozenset[str]:
+    skip = _POINTER_WORDS | _DETAIL_WORDS
+    return frozenset(qp.word_stem(w) for w in content_words(text) if w not in skip)
+
+
+def _overlap(words: frozenset[str], item: Remembered) -> float:
+    """The share of `words` that the item's record says."""
+    record = {qp.word_stem(w) for w in content_words(f"{item.title} {item.text}")}
+    return len(words & record) / len(words)
+
+
 def has_reference(question: str) -> bool:
     """Points back at something ("it", "those", "the second one", "the Mandrill one")."""
     return bool(_REFERENCE_RE.search(question) or _ORDINAL_RE.search(question))
@@ -316,6 +390,7 @@ def points_back(question: str) -> bool:
     "which of those", "a runbook for that?"."""
     return bool(
         _ORDINAL_RE.search(question)
+        or _DATED_POINTER_RE.search(question)
         or _POINTER_RE.search(question)
         or (named_item(question) and _NAME_RE.search(question))
         or _SUPERLATIVE_RE.search(question)

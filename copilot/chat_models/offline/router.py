@@ -187,8 +187,10 @@ def _follow_up_kind(
         return None
     # A new time window starts a new listing, unless it only points at one of the
     # results ("the second one, October 2017: what kicked it off?").
+    # "The most recent one" is a pointer by date, not a window.
     window, rest = qp.parse_time_window(question, today)
-    if window is not None and not (follow_ups.points_back(rest) or follow_ups.named_item(rest)):
+    pointer = follow_ups.points_back(rest) or follow_ups.named_item(rest)
+    if window is not None and not (pointer or follow_ups.dated_pointer(question)):
         return None
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
@@ -204,6 +206,7 @@ def _follow_up_kind(
         or follow_ups.points_back(question)
         or documents_about_it
         or (guess.probability("follow_up") >= 0.2 and follow_ups.has_reference(question))
+        or follow_ups.asks_about_focus(question, state)
     )
     if not referring:
         return None
@@ -255,7 +258,9 @@ def _decide(
         # runbooks and known issues say (the past fixes come with them).
         return "knowledge", f"{first} {p1:.2f}, but asks what to prepare for or learn"
     if first in {"similar", "knowledge"} and (
-        _pleads_what_to_do(question) or _HOW_TO_FIX_RE.search(question)
+        _pleads_what_to_do(question)
+        or _HOW_TO_FIX_RE.search(question)
+        or _asks_what_we_do(last_sentence(question))
     ):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
         # what to do, which documents answer (the past fixes come with them), however
@@ -408,6 +413,25 @@ _PLEA_RE = re.compile(
     rf"(?:help|next|thoughts|{qp.WHAT_TO_DO_ASKS})(?:\s+(?:pls|please|plz))?[\s?!.]*",
     re.IGNORECASE,
 )
+
+
+# The ask of a message's last clause, as what we are to do or what our process
+# says: "…, how to break the loop?", "…, do we still declare an incident?".
+_HOW_TO_ACT_RE = re.compile(
+    r"^\W*(?:(?:so|and|but|ok(?:ay)?)\W+)?how\s+(?:to|do\s+(?:i|we)|should\s+(?:i|we)|"
+    r"can\s+(?:i|we))\s+(?!know\b|tell\b|find\b|say\b|see\b|check\s+if\b)\w+",
+    re.IGNORECASE,
+)
+_OUR_PROCESS_RE = re.compile(
+    r"^\W*(?:(?:so|and|but|ok(?:ay)?)\W+)?(?:do|should|must|shall)\s+(?:i|we)\s+"
+    r"(?:still\s+|even\s+|also\s+|always\s+|just\s+)?(?:declare|page|escalate|notify|"
+    r"open|raise|wake|involve|inform|announce|roll\s*back|fail\s*over|restart|evacuate)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_what_we_do(clause: str) -> bool:
+    return bool(_HOW_TO_ACT_RE.search(clause) or _OUR_PROCESS_RE.search(clause))
 
 
 def _pleads_what_to_do(question: str) -> bool:
