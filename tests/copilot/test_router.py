@@ -501,3 +501,23 @@ def test_a_listed_incident_is_picked_by_date_or_by_its_words(question, incident_
 )
 def test_the_last_clause_asking_what_we_do_asks_for_documents(question: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_type"),
+    [
+        # Whether a behaviour is known, asked in other words...
+        ("ledger writes stall every night at 2am, is that a thing?", "known_issue"),
+        ("managed redis refuses writes at 25GB, hidden cap?", "known_issue"),
+        # ...what several incidents share, which reviews draw out...
+        ("payment gateway outages keep coming back - what's the pattern", "postmortem"),
+        ("anything in common across the settlement outages? recurring causes?", "postmortem"),
+        # ...a symptom followed by only "why", and the ask put first.
+        ("broker drops consumers after exactly 30 minutes, why", None),
+        ("what do we check first when settlement files arrive empty", None),
+    ],
+)
+def test_known_behaviour_patterns_and_bare_whys_ask_for_documents(question, doc_type) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert decided.tool == "search_knowledge"
+    assert decided.arguments.get("type_filter") == doc_type

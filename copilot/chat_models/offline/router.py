@@ -260,7 +260,9 @@ def _decide(
     if first in {"similar", "knowledge"} and (
         _pleads_what_to_do(question)
         or _HOW_TO_FIX_RE.search(question)
+        or _OPENS_WITH_ASK_RE.search(question)
         or _asks_what_we_do(last_sentence(question))
+        or _asks_why_alone(question)
     ):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
         # what to do, which documents answer (the past fixes come with them), however
@@ -371,7 +373,8 @@ def _by_document_type(
 
 
 _REQUEST_RE = re.compile(
-    r"^\s*(?:give|show|send|find|link|point|need|get|pull|share|where|is\s+there|any)\b",
+    r"^\s*(?:give|show|send|find|link|point|need|get|pull|share|where|is\s+there|any|"
+    r"what(?:'?s|\s+is|\s+are))\b",
     re.IGNORECASE,
 )
 
@@ -430,8 +433,23 @@ _OUR_PROCESS_RE = re.compile(
 )
 
 
+# A symptom, then only "why?": why such a thing happens, which known issues say.
+_WHY_ALONE_RE = re.compile(
+    r"^\W*(?:but\s+|so\s+|any\s+idea\s+)?why(?:\s+(?:tho|though|is\s+that|does\s+that\s+happen))?"
+    r"[\s?!.]*$",
+    re.IGNORECASE,
+)
+# Opening with what to do, the symptom after it ("what do I check first when…").
+_OPENS_WITH_ASK_RE = re.compile(rf"^\W*(?:{qp.WHAT_TO_DO_ASKS})\b", re.IGNORECASE)
+
+
 def _asks_what_we_do(clause: str) -> bool:
     return bool(_HOW_TO_ACT_RE.search(clause) or _OUR_PROCESS_RE.search(clause))
+
+
+def _asks_why_alone(question: str) -> bool:
+    parts = [p.strip() for p in CLAUSE_END_RE.split(question.strip()) if p.strip()]
+    return len(parts) > 1 and bool(_WHY_ALONE_RE.match(parts[-1]))
 
 
 def _pleads_what_to_do(question: str) -> bool:

@@ -32,7 +32,10 @@ _DOCUMENT_TYPES = (
             r"\b(?:known|documented)[- ]"
             r"(?:issues?|problems?|bugs?|things?|gotchas?|limitations?)\b"
             # "...every 15 minutes, is that expected?": whether it is known behaviour.
-            r"|\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design)\b",
+            r"|\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design|common|"
+            r"a\s+(?:known\s+|common\s+)?(?:thing|bug))\b"
+            # "...at 16TB, hidden limit?": a limit nobody wrote down is a known issue.
+            r"|\b(?:hidden|undocumented|silent|secret)\s+(?:limits?|caps?|quotas?|ceilings?)\b",
             re.IGNORECASE,
         ),
         "known_issue",
@@ -43,6 +46,9 @@ _DOCUMENT_TYPES = (
             r"\b(?:post-?mortems?|(?:incident\s+)?reviews?\s+docs?|incident\s+reviews?|"
             # "our review of the us-east-1 events": a review *of* something is a document.
             r"(?:our|the)\s+(?:reviews?|write-?ups?)\s+(?:of|on)|"
+            # What several incidents share is what incident reviews draw out.
+            r"(?:common|recurring|shared)\s+(?:threads?|themes?|patterns?|causes?)|"
+            r"what(?:'?s|\s+is)\s+the\s+pattern|"
             r"retros?|retrospectives?)\b",
             re.IGNORECASE,
         ),
