@@ -100,7 +100,8 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     parsers = (
         _between_window, _year_range_window, _relative_window, _period_start_window,
         _this_window, _day_window, _weekend_window, _quarter_window, _half_window,
-        _season_window, _month_window, _year_window, _since_date_window, _since_window,
+        _season_window, _month_window, _month_year_window, _year_window, _since_date_window,
+        _since_window,
         _since_weekday_window, _recent_window,
     )  # fmt: skip
     for parser in parsers:
@@ -253,6 +254,13 @@ _MONTH_WINDOW_RE = re.compile(
     rf"(?P<month>{_MONTH_RE})[a-z]*\b(?:\s*,?\s*(?P<year>(?:19|20)\d\d))?(?!\s+\d)",
     re.IGNORECASE,
 )
+# "June 2021 cdn meltdown", "outage, may 2021": a month and its year need no "in";
+# after "the" or "that" they name one event ("the March 2024 outage").
+_MONTH_YEAR_RE = re.compile(
+    rf"(?<![\d/-])(?<!\d\s)(?<!\bthe\s)(?<!\bthat\s)\b(?P<month>{_MONTH_RE}|may)[a-z]*\.?\s*,?\s*"
+    r"(?P<year>(?:19|20)\d\d)\b(?!\s*[-/]\d)",
+    re.IGNORECASE,
+)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SINCE_WEEKDAY_RE = re.compile(
     rf"\b(?:since|after|from)\s+(?:last\s+)?(?P<day>{'|'.join(WEEKDAYS)}|"
@@ -392,6 +400,14 @@ def _month_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]]
         start = _shift(start, 1)  # "after June": once June has ended
     if match.group("op").lower() in {"since", "after", "from"}:
         return TimeWindow(start, today, f"since {start:%B %Y}"), match
+    return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match
+
+
+def _month_year_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    match = _MONTH_YEAR_RE.search(text)
+    if not match:
+        return None
+    start = _month_start(int(match.group("year")), match.group("month").lower())
     return TimeWindow(start, min(_month_end(start, 1), today), f"in {start:%B %Y}"), match
 
 

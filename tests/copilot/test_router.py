@@ -480,6 +480,7 @@ LISTED = ConversationState(
         ("and the oldest incident, how long was it down?", "INC-2021-09-30-001"),
         # ...and by words of its record, in another order or inflection.
         ("the rejected uploads one, what changed?", "INC-2024-06-02-001"),
+        ("the mirror dns lapses one — cause?", "INC-2021-09-30-001"),
     ],
 )
 def test_a_listed_incident_is_picked_by_date_or_by_its_words(question, incident_id) -> None:

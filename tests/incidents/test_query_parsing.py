@@ -38,6 +38,9 @@ TODAY = dt.date(2026, 1, 10)
         ("past 3 mos outages", dt.date(2025, 10, 12), TODAY),
         ("anything in the last 30d", dt.date(2025, 12, 11), TODAY),
         ("incidents, last ninety days", dt.date(2025, 10, 12), TODAY),
+        # A month and its year stand for that month without "in".
+        ("checkout meltdown, may 2025", dt.date(2025, 5, 1), dt.date(2025, 5, 31)),
+        ("sept 2024 dns mess", dt.date(2024, 9, 1), dt.date(2024, 9, 30)),
         ("in the last half year", dt.date(2025, 7, 12), TODAY),
         ("since the 1st", dt.date(2026, 1, 1), TODAY),
         ("since the start of October", dt.date(2025, 10, 1), TODAY),

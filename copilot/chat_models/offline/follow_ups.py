@@ -31,7 +31,7 @@ _REFERENCE_RE = re.compile(
     r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
     # "is that a known issue?", "was this expected?": the pronoun is the subject.
     r"(?:is|was|did|does|has|had|could|would|can|will)\s+(?:that|this)\b|"
-    r"the\s+[\w.-]+(?:\s+[\w.-]+)?\s+one|"
+    r"the\s+[\w.-]+(?:\s+[\w.-]+){0,2}\s+one|"
     r"which\s+one|one\s+of\s+(?:them|those))\b",
     re.IGNORECASE,
 )
@@ -83,7 +83,7 @@ _ORDINAL_RE = re.compile(
     re.IGNORECASE,
 )
 _NAME_RE = re.compile(
-    r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+)?)\s+(?:one|incident|outage|thing|issue|problem|mess)\b",
+    r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+){0,2})\s+(?:one|incident|outage|thing|issue|problem|mess)\b",
     re.I,
 )
 _MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
