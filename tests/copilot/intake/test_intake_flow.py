@@ -137,6 +137,14 @@ def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User, ask: st
     assert data["incident"]["title"] == SHORT_TITLE
 
 
+def test_a_report_saying_not_to_open_a_ticket_only_proposes_one(alice: User) -> None:
+    # "don't open a ticket yet" filed one at once.
+    text = f"{REPORT}, don't open a ticket yet"
+    data = intake_data(say(conversation_create(owner=alice), alice, text))
+    assert data["ticket"] is None and not Ticket.objects.exists()
+    assert data["ticket_proposal"] == {"action": "create", "ticket_key": ""}
+
+
 def test_filing_twice_returns_the_same_ticket(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     say(conversation, alice, REPORT)
