@@ -49,7 +49,10 @@ from copilot.prompts import FINAL_ROUND_NOTE, system_prompt
 from copilot.runs import AnswerRun, Cancelled
 from copilot.steplog import step_log
 from copilot.tools import (
+    ANALYZING,
+    TITLING,
     TOOL_ERROR_PREFIX,
+    WRAPPING_UP,
     ToolContext,
     ToolResult,
     parse_arguments,
@@ -63,7 +66,6 @@ from knowledge.selectors import knowledge_stale_ids
 
 PARTIAL_SAVE_SECONDS = 0.3  # how often a streaming answer is written for reloads
 CANCEL_CHECK_SECONDS = 0.25  # how often the stop button is looked for while streaming
-ANALYZING = "Analyzing your request... please hold on."
 _TITLE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="copilot-title")
 
 
@@ -299,7 +301,7 @@ class _Run(AnswerRun):
 
     def _done(self, turn: _Turn) -> Iterator[Event]:
         """Check citations, store the answer, close the trace."""
-        yield StatusEvent("Almost done, wrapping up the details")
+        yield StatusEvent(WRAPPING_UP)
         text = turn.text.strip() or "I could not put an answer together from what I found."
         checked = check_citations(text, self.returned, typed=self.question)
         turn.text = checked.text + _staleness_note(checked.kept)
@@ -370,7 +372,7 @@ class _Run(AnswerRun):
     def _title_event(self, title: Future[str] | None) -> Iterator[Event]:
         if title is None or not title.result():  # a greeting is titled by the next question
             return
-        yield StatusEvent("Generating title for the incident report...")
+        yield StatusEvent(TITLING)
         self.new_title = title.result()[: services.TITLE_MAX_CHARS]
         self.conversation.title = self.new_title  # stored with the answer (_done, _fail)
         yield TitleEvent(self.conversation.pk, self.new_title)

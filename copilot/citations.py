@@ -5,9 +5,10 @@ in a document). Such ids are dropped from the citation list and marked in
 the text, so the reader sees that nothing backs them.
 
 Two kinds of id are not citations and are left as written: an id the user
-typed (the answer repeats the question's words), and an id in a sentence
+typed (the answer repeats the question's words), and an id in a clause
 saying it was not found ("No incident found with ID ..."): neither claims
-that a record backs it.
+that a record backs it. Only its own clause counts: "found no incidents in
+2019; the closest is INC-..." and "no incident other than INC-..." do claim it.
 """
 
 from __future__ import annotations
@@ -46,7 +47,14 @@ _NOT_FOUND_RE = re.compile(
     r"nothing\s+(?:was\s+)?found|did\s*n[o']t\s+find)",
     re.IGNORECASE,
 )
-_SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)|\n")
+# Where a clause ends: a sentence, a semicolon, a spaced dash, or a turn to
+# something else ("..., but", "however", "instead").
+_CLAUSE_END_RE = re.compile(
+    r"[.!?;](?:\s|$)|\n|\s[-\u2013\u2014]\s|\b(?:but|however|instead|although|though)\b",
+    re.IGNORECASE,
+)
+# "No incident other than INC-...": the id is the one that was found.
+_EXCEPT_RE = re.compile(r"\b(?:other\s+than|except(?:\s+for)?|apart\s+from|besides)\W*$", re.I)
 
 
 def check_citations(text: str, returned: Collection[str], *, typed: str = "") -> CheckedAnswer:
@@ -61,7 +69,7 @@ def check_citations(text: str, returned: Collection[str], *, typed: str = "") ->
         if cited in returned:
             kept[cited] = None
             return match.group(0)
-        if cited in from_user or _NOT_FOUND_RE.search(_sentence_around(text, match)):
+        if cited in from_user or _said_not_found(text, match):
             return match.group(0)
         dropped[cited] = None
         return match.group(0) + UNVERIFIED_MARK
@@ -70,8 +78,11 @@ def check_citations(text: str, returned: Collection[str], *, typed: str = "") ->
     return CheckedAnswer(marked, list(kept), list(dropped))
 
 
-def _sentence_around(text: str, match: re.Match[str]) -> str:
-    """The sentence (or line) the id is written in."""
-    starts = [m.end() for m in _SENTENCE_END_RE.finditer(text, 0, match.start())]
-    end = _SENTENCE_END_RE.search(text, match.end())
-    return text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+def _said_not_found(text: str, match: re.Match[str]) -> bool:
+    """Whether the clause the id is written in says that it was not found."""
+    starts = [m.end() for m in _CLAUSE_END_RE.finditer(text, 0, match.start())]
+    start = starts[-1] if starts else 0
+    end = _CLAUSE_END_RE.search(text, match.end())
+    if _EXCEPT_RE.search(text, start, match.start()):
+        return False
+    return bool(_NOT_FOUND_RE.search(text[start : end.start() if end else len(text)]))

@@ -23,9 +23,26 @@ from django.conf import settings
 from django.utils import timezone
 
 MAX_LINE_CHARS = 1000
+REDACT_MARGIN_CHARS = 200
 # A response this large is refused unread: the requested lines never need it.
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 REDACTED = "[REDACTED]"
+
+# A name that says its value is a secret: a secret word, with more glued before it
+# (PGPASSWORD, csrftoken) or parts after it (SECRET_KEY), never glued after it
+# (author, tokenizer). Names are at most 100 characters, so this stays cheap.
+_SECRET_NAME_RE = re.compile(
+    r"""(?ix)
+    ^[\w.-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|
+        private[_-]?key|account[_-]?key|credentials?|auth|session(?:id)?|signature)
+    (?:[_.-][a-z0-9]+)*$"""
+)
+# name=value or "name": "value" (a quoted value goes whole). A name starts only
+# where a word starts, so a long run of "a.a.a." is read once, not from each letter.
+_ASSIGNMENT_RE = re.compile(
+    r"""(?<![\w.-])([\w.-]{1,100})(["']?[ \t]*[:=][ \t]*)"""
+    r"""("[^"\n]{0,1000}"|'[^'\n]{0,1000}'|[^\s"',;&}]{1,1000})"""
+)
 
 _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # PEM private keys, whole
@@ -35,19 +52,17 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.I), rf"\1 {REDACTED}"),
     # user:password@ in URLs
     (re.compile(r"(://[^/\s:@]+):[^/\s@]+@"), rf"\1:{REDACTED}@"),
-    # name=value or "name": "value" where the name says it is a secret
-    (re.compile(
-        r"""(?ix)
-        \b((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|
-              access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth))
-        (["']?\s*[:=]\s*["']?)
-        ([^\s"',;&}]+)"""), rf"\1\2{REDACTED}"),
     # well-known key shapes: JWTs, AWS access keys, OpenAI/Stripe/GitHub/Slack tokens
     (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\b(?:sk|pk|rk)[-_](?:live[-_]|test[-_])?[A-Za-z0-9_-]{16,}"), REDACTED),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+    (re.compile(r"\b(?:npm_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,})"),
+     REDACTED),
+    # incoming-webhook URLs carry their secret in the path
+    (re.compile(r"(hooks\.slack\.com/services/|discord(?:app)?\.com/api/webhooks/)\S+"),
+     rf"\1{REDACTED}"),
 ]  # fmt: skip
 
 
@@ -98,10 +113,39 @@ def log_search_configured() -> bool:
 
 
 def redact(text: str) -> str:
-    """The line with tokens, passwords and keys replaced by [REDACTED]."""
+    """The text with tokens, passwords and keys replaced by [REDACTED]; keep it
+    short (`redact_line`)."""
     for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
-    return text
+    return _redact_assignments(text)
+
+
+def redact_line(text: str) -> str:
+    """A log line as it may be shown: spaces folded, redacted, cut to MAX_LINE_CHARS.
+
+    Only what can be shown is read, with a margin so that a key across the cut
+    is still recognised: the patterns backtrack on long runs of some shapes
+    (20 KB of "a.a.a." took 42 s), and a line may be megabytes long.
+    """
+    shown = " ".join(text.split())[: MAX_LINE_CHARS + REDACT_MARGIN_CHARS]
+    return redact(shown)[:MAX_LINE_CHARS]
+
+
+def _redact_assignments(text: str) -> str:
+    """Values whose name says they are secret. A name that does not is passed
+    without its value, which may hold one ("Cookie: sessionid=...", "url=...?token=")."""
+    kept: list[str] = []
+    at = 0
+    while match := _ASSIGNMENT_RE.search(text, at):
+        if _SECRET_NAME_RE.match(match[1]):
+            value = match[3]
+            quote = value[0] if value[0] in "\"'" else ""
+            kept += [text[at : match.start(3)], f"{quote}{REDACTED}{quote}"]
+            at = match.end()
+        else:
+            kept.append(text[at : match.end(2)])
+            at = match.end(2)
+    return "".join(kept) + text[at:]
 
 
 def search_logs(
@@ -116,7 +160,7 @@ def search_logs(
     raw.sort(key=lambda line: line[0], reverse=True)
     lines, size = [], 0
     for at, text in raw[:limit]:
-        clean = redact(" ".join(text.split()))[:MAX_LINE_CHARS]
+        clean = redact_line(text)
         size += len(clean.encode()) + 1
         if size > settings.LOG_SEARCH_MAX_BYTES:
             break

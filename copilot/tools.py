@@ -453,6 +453,11 @@ def search_tools() -> list[str]:
 
 # --- what the agent says about each tool -------------------------------------------------
 
+# The turn's own status lines (DESIGN "Status events"), the agent's and intake's alike.
+ANALYZING = "Analyzing your request... please hold on."
+TITLING = "Generating title for the incident report..."
+WRAPPING_UP = "Almost done, wrapping up the details"
+
 _DEFAULT_ARGUMENTS = {
     "incident_id": "the incident", "app_name": "the application", "days": 7,
     "service": "the service",

@@ -35,7 +35,7 @@ from copilot.models import AgentRun, Conversation, Message, ToolCall
 from copilot.runs import AnswerRun
 from copilot.selectors import agent_run_is_active
 from copilot.steplog import step_log
-from copilot.tools import status_before
+from copilot.tools import ANALYZING, TITLING, WRAPPING_UP, status_before, statuses_after
 from incidentdesk.errors import ConflictError, IncidentDeskError, NotFoundError, ValidationError
 
 logger = logging.getLogger(__name__)
@@ -43,10 +43,10 @@ logger = logging.getLogger(__name__)
 TOOL_NAME = intake_services.INTAKE_TOOL_NAME
 TITLE_WORDS = 4
 STATUS = {
-    Step.INGESTION: "Analyzing your request... please hold on.",
+    Step.INGESTION: ANALYZING,
     Step.VISION_ANALYSIS: "Reading the screenshot...",
     Step.INCIDENT_CLASSIFICATION: "Classifying the incident...",
-    Step.MEMORY_RETRIEVAL: "Searching for Similar Incidents...",
+    Step.MEMORY_RETRIEVAL: status_before("search_similar_incidents", {}),
     Step.LOG_SEARCH: "Searching the service's logs...",
     Step.PLAYBOOK: "Drafting next actions from past incidents and runbooks...",
     Step.DUPLICATE_CHECK: "Checking open tickets for duplicates...",
@@ -115,9 +115,9 @@ class IntakeRun(AnswerRun):
         call_id = f"intake-{self.run.pk}"
         yield ToolCallEvent(call_id, TOOL_NAME, {"kind": plan.kind, "steps": list(plan.steps)})
         yield from self._run_steps(ctx)
-        yield StatusEvent("Almost done, wrapping up the details")
         _save_state(ctx)
         yield from self._title(ctx)
+        yield StatusEvent(WRAPPING_UP)  # last, as the agent says it
         yield from self._done(ctx, call_id)
 
     def _run_steps(self, ctx: IntakeContext) -> Iterator[Event]:
@@ -126,6 +126,8 @@ class IntakeRun(AnswerRun):
         for number, step in enumerate(plan.steps, start=1):
             yield StatusEvent(_status(step, ctx))
             record = run_step(step, ctx)
+            if searched := ctx.searched.get(step):  # what it found, in its tool's words
+                yield from (StatusEvent(text) for text in statuses_after(*searched))
             ctx.steps.append(record)
             self._trace(number, record)
             step_log(
@@ -153,7 +155,7 @@ class IntakeRun(AnswerRun):
         title = str(ctx.incident.get("title", ""))
         if self.conversation.title or not title:
             return
-        yield StatusEvent("Generating title for the incident report...")
+        yield StatusEvent(TITLING)
         short = " ".join(title.rstrip("…").split()[:TITLE_WORDS])
         copilot_services.conversation_title_set(conversation=self.conversation, title=short)
         yield TitleEvent(self.conversation.pk, self.conversation.title)

@@ -114,7 +114,30 @@ def is_question(text: str) -> bool:
 
 
 def wants_ticket(text: str) -> bool:
-    return bool(_TICKET_REQUEST_RE.search(text))
+    return _asked(_TICKET_REQUEST_RE, text)
+
+
+# Ticket words that ask for nothing: refused ("don't open a ticket yet", "no need
+# to file a ticket") or asked about ("should I open a ticket?", "did we open a
+# ticket?"). "Can you open a ticket?" and "don't forget to file a ticket" still ask.
+_NOT_ASKING_RE = _any(
+    r"\b(?:do(?:es)?\s*n[o']?t|not|never|no\s+need\s+to|without|hold\s+off\s+on)\b"
+    r"(?!\s+forget)",
+    r"\b(?:should|shall|must|did|do|does|have|has|was|were|is|are)\s+"
+    r"(?:i|we|they|anyone|someone|somebody|you\s+think)\b",
+    r"\bwhether\b",
+)
+# A request is read within its clause: "Don't panic, but please file a ticket".
+_CLAUSE_START_RE = re.compile(r"[.!?;,:\n]|\s[-\u2013\u2014]\s|\b(?:but|and|then|so)\b", _I)
+
+
+def _asked(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether `pattern` matches where the user asks for it, not refuses or asks about it."""
+    for match in pattern.finditer(text):
+        starts = [m.end() for m in _CLAUSE_START_RE.finditer(text, 0, match.start())]
+        if not _NOT_ASKING_RE.search(text, starts[-1] if starts else 0, match.start()):
+            return True
+    return False
 
 
 # A symptom search reads like a report ("Uploads fail on insert; the key
@@ -136,7 +159,7 @@ def classify_turn(
     """The user's own words about tickets first, then the intent model."""
     ticket = wants_ticket(text)
     anyway = bool(_NEW_TICKET_ANYWAY_RE.search(text))
-    confirms = ticket or (has_proposal and bool(_CONFIRM_RE.search(text)))
+    confirms = ticket or (has_proposal and _asked(_CONFIRM_RE, text))
     if has_incident and confirms and not _looks_like_a_report(text):
         return TurnDecision(TurnKind.NEW_INCIDENT, True, ticket, anyway, "confirms the proposal")
     if find_incident_ids(text):

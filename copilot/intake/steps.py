@@ -32,7 +32,7 @@ from copilot.tickets.base import TrackerError
 from copilot.tickets.selectors import ticket_get_by_key, ticket_url
 from copilot.tickets.trackers import get_tracker
 from copilot.titles import heuristic_title
-from copilot.tools import ToolContext, run_tool
+from copilot.tools import ToolContext, ToolResult, run_tool
 from incidentdesk.errors import IncidentDeskError
 from incidents import query_parsing as qp
 from incidents import selectors as incident_selectors
@@ -78,6 +78,9 @@ class IntakeContext:
     causes: list[PlaybookItem] = field(default_factory=list)
     actions: list[PlaybookItem] = field(default_factory=list)
     logs: PlaybookItem | None = None  # what LOG_SEARCH found, for the playbook
+    # What a step that searches found, as its tool's call (name, arguments, result):
+    # the executor says it in that tool's status wording.
+    searched: dict[Step, tuple[str, dict[str, Any], ToolResult]] = field(default_factory=dict)
     owner_team: str = ""
     duplicate: dict[str, Any] | None = None
     ticket: Ticket | None = None
@@ -200,6 +203,8 @@ def memory_retrieval(ctx: IntakeContext) -> str:
         )
         for hit in search.hits
     ]
+    found = ToolResult("", count=len(search.hits), broadened=search.expanded)
+    ctx.searched[Step.MEMORY_RETRIEVAL] = ("search_similar_incidents", {"query": query}, found)
     ctx.documents = knowledge_selectors.knowledge_search(query=query, limit=KNOWLEDGE_LIMIT).hits
     if not ctx.incident.get("service"):
         ctx.incident["service"] = _service_from_similar(ctx.similar)
@@ -229,6 +234,7 @@ def log_search(ctx: IntakeContext) -> str:
     if service:
         arguments = {"service": service, "query": query, "time_range": LOG_TIME_RANGE}
         result = run_tool("search_logs", json.dumps(arguments), ToolContext())
+        ctx.searched[Step.LOG_SEARCH] = ("search_logs", arguments, result)
         lines, error = result.data.get("lines", []), result.error
     ctx.logs = logs_action(
         service=service, query=query, window=LOG_WINDOW, lines=lines, error=error

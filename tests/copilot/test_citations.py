@@ -46,6 +46,24 @@ def test_a_not_found_sentence_is_not_rewritten(sentence: str) -> None:
     assert checked.dropped == ["INC-2099-01-01-002"]  # the next sentence claims it
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I found no incidents for PayU in 2019; the closest is INC-2099-01-01-007.",
+        "No incident matched, but INC-2099-01-01-007 is close.",
+        "Nothing was found for 2019 - however INC-2099-01-01-007 looks related.",
+        "No incidents other than INC-2099-01-01-007 matched.",
+        "I could not find a runbook. Instead KB-RB-999 covers it.",
+    ],
+)
+def test_an_invented_id_beside_a_not_found_clause_is_still_marked(answer: str) -> None:
+    # The exemption covered the whole sentence: an id the model made up after
+    # "found no incidents ...;" or "..., but" was kept unmarked.
+    checked = check_citations(answer, set())
+    assert UNVERIFIED_MARK in checked.text
+    assert len(checked.dropped) == 1
+
+
 @pytest.mark.usefixtures("desk")
 def test_the_not_found_answer_is_not_garbled(alice: User) -> None:
     conversation = conversation_create(owner=alice)

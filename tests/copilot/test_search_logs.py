@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from copilot.events import DoneEvent, StatusEvent, ToolResultEvent
+from copilot.logsearch import MAX_LINE_CHARS, REDACTED, redact, redact_line
 from copilot.services import conversation_create
 from copilot.tools import ToolContext, ToolResult, run_tool, tool_specs
 from tests.copilot.conftest import ask
 from tests.copilot.intake.test_settings import start_django
 from tests.copilot.log_servers import Line, LogServer
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
+from tests.processes import WAIT_SECONDS
 
 NOW = timezone.now()
 SECRETS = [
@@ -105,6 +110,60 @@ def test_secrets_never_reach_the_model_or_the_page(backend: LogServer) -> None:
     assert shown.count("[REDACTED]") >= 4
     assert "postgres://app:[REDACTED]@db/payments" in result.text
     assert "Authorization: Bearer [REDACTED]" in result.text
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("SECRET_KEY=django-insecure-k3y-v4lue booting", "django-insecure-k3y-v4lue"),
+        ("PGPASSWORD=hunter2x psql -h db", "hunter2x"),
+        ("dbpassword=hunter2x", "hunter2x"),
+        ("Cookie: sessionid=abc123def456ghi; csrftoken=zzzzzzzz9", "abc123def456ghi"),
+        ("Cookie: sessionid=abc123def456ghi; csrftoken=zzzzzzzz9", "zzzzzzzz9"),
+        ("storage: DefaultEndpointsProtocol=https;AccountKey=Zm9vYmFy+/==;", "Zm9vYmFy+/=="),
+        ('config {"token": "correct horse"} loaded', "horse"),
+        ("posting to https://hooks.slack.com/services/T0001/B0002/XXXXXXXXXXXXXXXXXXXX", "XXXXXX"),
+        ("npm auth npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghij"),
+        ("gitlab glpat-abcdefghijklmnopqrst", "glpat-abcdefghij"),
+        ("maps key AIzaSyA1234567890abcdefghijklmnopqrstu", "AIzaSyA1234567890"),
+    ],
+)
+def test_secrets_of_other_shapes_are_redacted(line: str, secret: str) -> None:
+    # Each of these reached the model as written: names with the secret word glued
+    # on (PGPASSWORD, csrftoken) or after it (SECRET_KEY), cookies, quoted values
+    # (only their first word went), and well-known token shapes.
+    assert secret not in redact(line)
+    assert REDACTED in redact(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["author=bob merged the fix", "tokenizer=bpe loaded", "GET /api/keys 200 in 12 ms"],
+)
+def test_words_that_only_look_like_secret_names_are_kept(line: str) -> None:
+    assert redact(line) == line
+
+
+def test_a_huge_line_is_cut_before_its_secrets_are_looked_for() -> None:
+    # Redacted whole, 20 KB of "a.a.a." took 42 s (the patterns backtrack on it), and
+    # 200 KB hours: only what is shown is read now. Run apart, so a regression fails
+    # instead of holding the test run.
+    code = "from copilot.logsearch import redact_line; print(len(redact_line('a.' * 100_000)))"
+    ran = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code],
+        cwd=django_settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=True,
+    )
+    assert ran.stdout.strip() == str(MAX_LINE_CHARS)
+
+
+def test_a_secret_across_the_cut_is_still_redacted() -> None:
+    # The value runs past the cut (1000) and past the margin read beyond it.
+    shown = redact_line("x " * 475 + "password=" + "s" * 300)
+    assert shown.endswith("password=[REDACTED]") and "sss" not in shown
 
 
 def test_the_time_range_lines_and_bytes_are_bounded(backend: LogServer, settings: Settings) -> None:

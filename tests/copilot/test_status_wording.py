@@ -6,16 +6,22 @@ sequence is exactly one tool's; the tools run on the real database.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterator
+
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
+from pytest_django.fixtures import Settings
 
 from copilot.chat_models.offline import OfflineChatModel
 from copilot.events import Event, StatusEvent, TitleEvent, ToolResultEvent
 from copilot.services import conversation_create
 from tests.copilot.conftest import ask
+from tests.copilot.log_servers import Line, LogServer
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
 
-pytestmark = pytest.mark.usefixtures("desk")
+pytestmark = pytest.mark.django_db
 ANALYZING = "Analyzing your request... please hold on."
 WRAPPING_UP = "Almost done, wrapping up the details"
 
@@ -30,7 +36,7 @@ def ask_with_tool(alice: User, server: OpenAIServer, name: str, arguments: str) 
     return ask(conversation, alice, "A question")
 
 
-@pytest.mark.usefixtures("openai_settings")
+@pytest.mark.usefixtures("desk", "openai_settings")
 @pytest.mark.parametrize(
     ("name", "arguments", "expected"),
     [
@@ -55,6 +61,8 @@ def ask_with_tool(alice: User, server: OpenAIServer, name: str, arguments: str) 
          ["Searching runbooks and known issues...", "No matching documents found"]),
         ("search_similar_incidents", '{"query": "PayU Core incidents in 1999"}',
          ["Searching for Similar Incidents...", "Expanding search...", "FOUND"]),
+        ("search_similar_incidents", '{"query": "HTTP 403 after the API key rotation"}',
+         ["Searching for Similar Incidents...", "FOUND"]),
     ],
 )  # fmt: skip
 def test_each_tool_says_what_it_does_and_finds(
@@ -63,9 +71,14 @@ def test_each_tool_says_what_it_does_and_finds(
     events = ask_with_tool(alice, openai_server, name, arguments)
     result = next(e for e in events if isinstance(e, ToolResultEvent))
     if expected[-1] == "FOUND":  # how many a hybrid search finds is the ranking's business
+        assert result.count
         expected[-1] = f"Found {result.count} relevant incidents..."
-    before, *after = expected
-    assert outline(events) == [
+    assert outline(events) == one_tool(name, *expected)
+
+
+def one_tool(name: str, before: str, *after: str) -> list[tuple[str, str]]:
+    """The events of a turn in which the model calls `name` once, then answers "Done."."""
+    return [
         ("status", ANALYZING),
         ("status", before),
         ("tool_call", name),
@@ -75,6 +88,66 @@ def test_each_tool_says_what_it_does_and_finds(
         ("status", WRAPPING_UP),
         ("done", "Done."),
     ]
+
+
+@pytest.mark.usefixtures("openai_settings")
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("search_similar_incidents", '{"query": "HTTP 403 after the API key rotation"}',
+         ["Searching for Similar Incidents...", "No similar incidents found"]),
+        ("search_similar_incidents", '{"query": "PayU Core incidents in 1999"}',
+         ["Searching for Similar Incidents...", "Expanding search...",
+          "No similar incidents found"]),
+        ("get_incidents_by_application", '{"app_name": "PayU Core"}',
+         ["Searching incidents for PayU Core...", "Trying broader search...",
+          "No incidents found for PayU Core"]),
+        ("lookup_incident_by_id", '{"incident_id": "INC-2025-08-24-001"}',
+         ["Searching for INC-2025-08-24-001...", "No incident found with ID INC-2025-08-24-001"]),
+    ],
+)  # fmt: skip
+def test_with_no_incidents_each_search_says_it_found_none(
+    alice: User, openai_server: OpenAIServer, name: str, arguments: str, expected: list[str]
+) -> None:
+    events = ask_with_tool(alice, openai_server, name, arguments)
+    assert outline(events) == one_tool(name, *expected)
+
+
+NOW = timezone.now()
+
+
+@pytest.fixture
+def loki(settings: Settings) -> Iterator[LogServer]:
+    lines = [
+        Line(NOW - dt.timedelta(minutes=m), "checkout-gateway", "502 upstream") for m in (2, 9)
+    ]
+    server = LogServer(lines, label="service_name").start()
+    settings.LOG_SEARCH_URL = server.url
+    settings.LOG_SEARCH_BACKEND = "loki"
+    settings.LOG_SEARCH_SERVICE_FIELD = "service_name"
+    settings.LOG_SEARCH_TIMEOUT_SECONDS = 0.5
+    yield server
+    server.stop()
+
+
+@pytest.mark.usefixtures("openai_settings")
+@pytest.mark.parametrize(
+    ("query", "delay", "after"),
+    [
+        ("502", 0.0, "Found 2 log lines..."),
+        ("503", 0.0, "No log lines found"),
+        ("502", 2.0, "An error occurred while searching logs"),
+    ],
+)
+def test_search_logs_says_what_it_found_or_that_it_failed(
+    alice: User, openai_server: OpenAIServer, loki: LogServer, query: str, delay: float, after: str
+) -> None:
+    loki.delay = delay
+    arguments = f'{{"service": "checkout-gateway", "query": "{query}"}}'
+    events = ask_with_tool(alice, openai_server, "search_logs", arguments)
+    assert outline(events) == one_tool(
+        "search_logs", "Searching logs of checkout-gateway...", after
+    )
 
 
 def outline(events: list[Event]) -> list[tuple[str, str]]:
@@ -91,6 +164,7 @@ def outline(events: list[Event]) -> list[tuple[str, str]]:
     return said
 
 
+@pytest.mark.usefixtures("desk")
 def test_an_offline_search_streams_the_design_wording(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     events = ask(conversation, alice, "Look up INC-2025-08-24-001", model=OfflineChatModel())

@@ -37,6 +37,29 @@ def test_a_report_streams_a_status_per_step_then_the_card_and_the_answer(alice: 
     assert "Searching for Similar Incidents..." in statuses
 
 
+def test_a_report_says_each_step_in_the_designs_words(alice: User) -> None:
+    # Retrieval says what it found as search_similar_incidents does (it said only
+    # that it was searching), and the turn ends as the agent's does: title, then
+    # wrapping up (intake wrapped up first).
+    events = say(conversation_create(owner=alice), alice, REPORT)
+    found = len(intake_data(events)["similar_incidents"])
+    assert found
+    said = [(e.type, e.to_message().get("text") or e.to_message().get("title")) for e in events]
+    assert [(kind, text) for kind, text in said if kind in {"status", "title"}] == [
+        ("status", "Analyzing your request... please hold on."),
+        ("status", "Classifying the incident..."),
+        ("status", "Searching for Similar Incidents..."),
+        ("status", f"Found {found} relevant incidents..."),
+        ("status", "Drafting next actions from past incidents and runbooks..."),
+        ("status", "Checking open tickets for duplicates..."),
+        ("status", "Preparing the ticket..."),
+        ("status", "Saving the incident so later searches find it..."),
+        ("status", "Generating title for the incident report..."),
+        ("title", SHORT_TITLE),
+        ("status", "Almost done, wrapping up the details"),
+    ]
+
+
 def test_the_report_becomes_a_structured_incident_with_sourced_actions(alice: User) -> None:
     conversation = conversation_create(owner=alice)
     data = intake_data(say(conversation, alice, REPORT, image=error_dialog_png()))
@@ -112,6 +135,14 @@ def test_asking_for_a_ticket_in_the_report_files_it_at_once(alice: User, ask: st
     data = intake_data(say(conversation, alice, f"{REPORT}, {ask}"))
     assert data["ticket"]["key"] == Ticket.objects.get().key
     assert data["incident"]["title"] == SHORT_TITLE
+
+
+def test_a_report_saying_not_to_open_a_ticket_only_proposes_one(alice: User) -> None:
+    # "don't open a ticket yet" filed one at once.
+    text = f"{REPORT}, don't open a ticket yet"
+    data = intake_data(say(conversation_create(owner=alice), alice, text))
+    assert data["ticket"] is None and not Ticket.objects.exists()
+    assert data["ticket_proposal"] == {"action": "create", "ticket_key": ""}
 
 
 def test_filing_twice_returns_the_same_ticket(alice: User) -> None:

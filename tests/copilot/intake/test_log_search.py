@@ -56,7 +56,9 @@ def test_the_report_reads_the_services_logs_redacted(alice: User, loki: LogServe
     assert names[names.index("MEMORY_RETRIEVAL") + 1 : names.index("PLAYBOOK")] == ["LOG_SEARCH"]
     assert not any(step["error"] for step in data["steps"]), data["steps"]
     statuses = [event.text for event in events if isinstance(event, StatusEvent)]
-    assert "Searching logs of checkout-gateway..." in statuses  # the tool's own wording
+    # The tool's own wording, before and after.
+    searching = statuses.index("Searching logs of checkout-gateway...")
+    assert statuses[searching + 1] == "Found 2 log lines..."
     assert loki.requests[0].query["query"] == '{service_name="checkout-gateway"} |= "502"'
     last = data["actions"][-1]
     assert last == {
@@ -76,6 +78,9 @@ def test_a_log_backend_that_times_out_degrades_the_answer(alice: User, loki: Log
     data = intake_data(events)
     failed = {step["name"]: step["error"] for step in data["steps"] if step["error"]}
     assert list(failed) == ["LOG_SEARCH"]
+    statuses = [event.text for event in events if isinstance(event, StatusEvent)]
+    searching = statuses.index("Searching logs of checkout-gateway...")
+    assert statuses[searching + 1] == "An error occurred while searching logs"
     assert "did not answer within 0.5 s" in failed["LOG_SEARCH"]
     assert data["actions"][-1]["text"].startswith(
         "Logs unavailable: checkout-gateway's logs could not be read (An error occurred while "

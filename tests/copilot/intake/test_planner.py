@@ -106,6 +106,44 @@ def test_confirmations_and_ticket_requests_come_only_from_the_users_words() -> N
     assert anyway.confirms and anyway.new_ticket_anyway
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Checkout API returns 502 after the 14:00 deploy, don't open a ticket yet",
+        "Checkout API returns 502 after the 14:00 deploy, no need to file a ticket",
+        "Checkout API returns 502 after the 14:00 deploy. Should I open a ticket?",
+        "Checkout 502s right now. Do we need to raise a Jira issue?",
+        "Did we open a ticket for the checkout 502s?",
+    ],
+)
+def test_a_ticket_refused_or_asked_about_is_not_requested(text: str) -> None:
+    # Each of these filed a ticket at once: the ticket words were found, the "don't"
+    # or the question before them was not read.
+    assert not classify(text=text, has_image=False, state={}).wants_ticket
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Checkout 502s right now, can you open a ticket?",
+        "Checkout 502s right now, could you please raise a Jira issue?",
+        "Checkout 502s right now. Don't panic, but please file a ticket",
+        "Checkout 502s right now, don't forget to open a ticket",
+        "Checkout fails and I don't know why — please open a ticket",
+    ],
+)
+def test_a_ticket_asked_for_as_a_question_is_requested(text: str) -> None:
+    assert classify(text=text, has_image=False, state={}).wants_ticket
+
+
+def test_refusing_the_proposed_ticket_does_not_confirm_it() -> None:
+    # "file it" with a proposal pending confirmed it, "don't" or not.
+    state = {"incident": {"title": "Checkout 502s"}, "proposal": {"action": "create"}}
+    for text in ("no, don't file it", "do not file it yet", "should we file it?"):
+        assert not classify(text=text, has_image=False, state=state).confirms, text
+    assert classify(text="ok, file it", has_image=False, state=state).confirms
+
+
 def test_plans() -> None:
     report = rules.TurnDecision("new_incident")
     assert build_plan(report, has_image=False).steps == (
