@@ -26,6 +26,7 @@ from tests.factories import (
     DatasetFactory,
     DatasetVersionFactory,
     IncidentFactory,
+    TicketFactory,
     UserFactory,
     incident_row,
 )
@@ -184,6 +185,37 @@ def test_alice_works_her_ticket_and_carol_cannot_see_it(
     response = other.goto(f"{live_daphne}/tickets/DESK-1/screenshot/")
     assert response is not None and response.status == 404
     other.screenshot(path=SCREENSHOTS / f"ticket-screenshot-refused-{name}.png")
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_bob_filters_every_ticket_by_tracker_and_by_his_own(
+    live_daphne: str, browser: Any, alices_ticket: Ticket, width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    bob = UserFactory(username="bob", is_staff=True)
+    TicketFactory(
+        key="OPS-3", created_by=bob, tracker="jira",
+        external_url="https://jira.example.com/browse/OPS-3",
+    )  # fmt: skip
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "bob", "/tickets/")
+    rows = page.locator("#ticket-rows")
+    expect(rows).to_contain_text("DESK-1")  # staff see every ticket
+    expect(rows).to_contain_text("OPS-3")
+    page.get_by_label("Tracker").select_option("jira")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**/tickets/?**tracker=jira**")
+    expect(rows).not_to_contain_text("DESK-1")
+    expect(rows).to_contain_text("OPS-3")
+    page.get_by_label("Tracker").select_option("")
+    page.get_by_label("Mine only").check()
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**/tickets/?**mine=1**")
+    expect(rows).not_to_contain_text("DESK-1")  # alice's
+    expect(rows).to_contain_text("OPS-3")
+    page.screenshot(path=SCREENSHOTS / f"tickets-mine-{name}.png", full_page=True)
+    page.close()
 
 
 @pytest.mark.parametrize(("width", "height", "name"), SIZES)
