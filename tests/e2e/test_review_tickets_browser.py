@@ -108,6 +108,28 @@ def test_bob_finds_a_report_badged_below_its_twin_then_reviews_it(
 
 
 @pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_bob_merges_a_report_from_the_admin_into_the_id_he_types(
+    live_daphne: str, browser: Any, reports: list[Incident], width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    reviewed, report, _ = reports
+    UserFactory(username="bob", is_staff=True, is_superuser=True)
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "bob", "/admin/incidents/incident/?review_status__exact=reported")
+    page.locator(f'input[name="_selected_action"][value="{report.pk}"]').check()
+    page.locator("select[name=action]").select_option("merge_reports")
+    page.get_by_label("Merge into incident id").fill("inc\u20132025-03-04\u2013001")
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("ul.messagelist")).to_contain_text(
+        f"{report.incident_id} merged into {reviewed.incident_id}"
+    )
+    page.screenshot(path=SCREENSHOTS / f"admin-review-merge-{name}.png", full_page=True)
+    assert not Incident.objects.filter(pk=report.pk).exists()
+    page.close()
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
 def test_old_links_to_reviewed_away_reports_say_what_became_of_them(
     live_daphne: str, browser: Any, reports: list[Incident], width: int, height: int, name: str
 ) -> None:
