@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME, ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from incidentdesk.errors import IncidentDeskError, NotFoundError
-from incidents import dataset_selectors, services
+from incidents import dataset_selectors, selectors, services
 from incidents.importers import FORMATS
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident, RetiredReport
 
@@ -234,6 +235,12 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
         obj.refresh_from_db()  # the admin logs and redirects to the saved job
 
 
+class ReviewActionForm(ActionForm):
+    """The action bar with the incident a merge joins; the other actions ignore it."""
+
+    into = forms.CharField(required=False, max_length=64, label="Merge into incident id")
+
+
 @admin.register(Incident)
 class IncidentAdmin(admin.ModelAdmin[Incident]):
     list_display = [
@@ -249,11 +256,22 @@ class IncidentAdmin(admin.ModelAdmin[Incident]):
     date_hierarchy = "occurred_at"
     raw_id_fields = ["version"]
     readonly_fields = ["content_hash", "review_status", "created_at", "updated_at"]
-    actions = ["accept_reports", "discard_reports"]
+    action_form = ReviewActionForm
+    actions = ["accept_reports", "merge_reports", "discard_reports"]
 
     @admin.action(description="Accept the selected reports (reported → reviewed)")
     def accept_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
         self._review(request, queryset, services.incident_review_accept, "accepted")
+
+    @admin.action(description="Merge the selected reports into the incident id given")
+    def merge_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
+        # Any dash, any case, as on the review page: ids get pasted from chat messages.
+        target = selectors.incident_get_by_searched_id(request.POST.get("into", ""))
+        if target is None:
+            self.message_user(request, "No active incident has that id.", messages.ERROR)
+            return
+        merge = partial(services.incident_review_merge, into=target)
+        self._review(request, queryset, merge, f"merged into {target.incident_id}")
 
     @admin.action(description="Discard the selected reports (deletes them)")
     def discard_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:

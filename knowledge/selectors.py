@@ -201,6 +201,8 @@ def _knowledge_search(
     texts = [r.chunk_text for r in ranked]
     if asks_what_to_do(query):
         texts = _action_sections(ranked, texts)
+    else:
+        texts = _named_sections(ranked, texts, query)
     hits = [
         KnowledgeHit(
             r.parent, r.score / top, _with_workaround(r.parent, best_passage(text, query, rank))
@@ -267,6 +269,34 @@ def _action_sections(ranked: Sequence[Any], texts: list[str]) -> list[str]:
             replaced[index] = text
             del wanted[document_id]  # the first action section of each document
     return replaced
+
+
+def _named_sections(ranked: Sequence[Any], texts: list[str], query: str) -> list[str]:
+    """For the best few documents, the section whose heading the question names
+    ("the request path of a payment", "the webhook retry policy") instead of the
+    winning chunk: an architecture note's Overview often reads closest to any
+    question about it, but its headings say where each answer is (one query)."""
+    asked = _stems(" ".join(content_words(query)))
+    wanted = {r.parent.pk: i for i, r in enumerate(ranked[:PASSAGE_HITS])}
+    if not wanted or not asked:
+        return texts
+    chunks = KnowledgeChunk.objects.filter(document_id__in=wanted).order_by("document", "ordinal")
+    replaced = list(texts)
+    for document_id, text in chunks.values_list("document_id", "text"):
+        index = wanted[document_id]
+        # Strictly more named: the winning chunk stays on a tie, and a long
+        # section's first window is kept over its later ones.
+        if _heading_named(text, asked) > _heading_named(replaced[index], asked):
+            replaced[index] = text
+    return replaced
+
+
+def _heading_named(chunk_text: str, asked: set[str]) -> float:
+    """The share of a chunk's section heading the question names; 0 under half,
+    so one common word ("payment") does not pull in a "Payment flow" section."""
+    heading = _stems(" ".join(content_words(_section(chunk_text))))
+    share = len(heading & asked) / len(heading) if heading else 0.0
+    return share if share >= 0.5 else 0.0
 
 
 # How known issues label what to do about them ("**Workaround:**", "## Mitigations").

@@ -1,6 +1,7 @@
 """Answers worth reading, in Chromium with the demo data and the offline engine: a "how do
-I" question quotes the runbook's steps in whole sentences with its link, and a severity
-filter that leaves nothing says so first, then labels the nearest results."""
+I" question quotes the runbook's steps in whole sentences with its link, a known issue its
+workaround, an architecture note the section the question names, and a severity filter
+that leaves nothing says so first, then labels the nearest results."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ pytestmark = pytest.mark.e2e
 SIZES = [(1280, 860, "desktop"), (390, 844, "phone")]
 HOW_TO = "How do I re-run settlement reports for a missing window?"
 SEVERITY = "sev1s for Checkout Gateway in the last 90 days"
+KNOWN_ISSUE = "Is there a known issue with DNS caching when the database fails over?"
+ARCHITECTURE = "What is the request path of a payment through PayU Core?"
 
 
 @pytest.fixture
@@ -78,4 +81,33 @@ def test_a_severity_that_matches_nothing_is_said_first_then_the_nearest_are_labe
     expect(answer.locator("a.ref-incident").first).to_be_visible()
     opening.scroll_into_view_if_needed()
     page.screenshot(path=SCREENSHOTS / f"answer-severity-none-{name}.png")
+    page.close()
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_a_known_issue_gives_its_workaround_and_an_architecture_note_the_named_section(
+    live_daphne: str, browser: Any, henry: User, width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne)
+    answer = _ask(page, KNOWN_ISSUE)
+    expect(answer.get_by_role("link", name="KB-KI-004").first).to_have_attribute(
+        "href", "/knowledge/KB-KI-004/"
+    )
+    quote = answer.locator("blockquote").first
+    expect(quote).to_contain_text("Workaround: Restart the affected deployments")
+    quote.scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / f"answer-known-issue-workaround-{name}.png")
+
+    page.goto(f"{live_daphne}/")  # a new chat: not a follow-up of the known issue
+    answer = _ask(page, ARCHITECTURE)
+    expect(answer.get_by_role("link", name="KB-AR-001").first).to_be_visible()
+    quote = answer.locator("blockquote").first
+    text = quote.inner_text().strip()
+    assert text.startswith("Request path:"), text  # the section asked for, not the Overview
+    assert text.endswith("."), text
+    quote.scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / f"answer-architecture-section-{name}.png")
     page.close()

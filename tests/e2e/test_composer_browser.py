@@ -72,10 +72,11 @@ def test_a_failed_connection_keeps_the_question_and_retry_sends_it(
     _send_fails_then_retry_answers(page, f"composer-connection-failed-{name}.png")
 
 
+@pytest.mark.parametrize(("width", "height", "name"), [(1280, 860, "desktop"), (390, 844, "phone")])
 def test_a_server_error_event_keeps_the_question_and_retry_sends_it(
-    live_daphne: str, browser: Any, frank: User
+    live_daphne: str, browser: Any, frank: User, width: int, height: int, name: str
 ) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page = browser.new_page(viewport={"width": width, "height": height})
     _log_in(page, live_daphne)
     asked: list[str] = []
 
@@ -94,5 +95,5 @@ def test_a_server_error_event_keeps_the_question_and_retry_sends_it(
         socket.on_message(relay)
 
     page.route_web_socket("**/ws/conversations/**", first_question_fails)
-    _send_fails_then_retry_answers(page, "composer-server-error-desktop.png")
+    _send_fails_then_retry_answers(page, f"composer-server-error-{name}.png")
     assert [json.loads(m)["text"] for m in asked] == [QUESTION, QUESTION]

@@ -78,8 +78,14 @@ def test_at_phone_width_nothing_scrolls_sideways_and_the_menu_holds_every_link(
     page.close()
 
 
-# 1280 only: at 800 px (just above the phone layout) a staff user's bar still overflows.
-@pytest.mark.parametrize(("width", "name"), [(1280, "desktop")])
+# 768 and 800: tablets, just wider than the phone layout (760 px and less), where a staff
+# user's links fill the bar and the incidents filters used to reach past the screen.
+WIDTHS = [(1280, "desktop"), (800, "tablet"), (768, "tablet-portrait")]
+# Links the bar's nav hides by scrolling: clipped, though the page itself does not scroll.
+NAV_OVERFLOW = "(n => n.scrollWidth - n.clientWidth)(document.getElementById('main-nav'))"
+
+
+@pytest.mark.parametrize(("width", "name"), WIDTHS)
 def test_at_desktop_width_every_link_is_in_the_bar(
     live_daphne: str, browser: Any, bob: User, width: int, name: str
 ) -> None:
@@ -92,6 +98,9 @@ def test_at_desktop_width_every_link_is_in_the_bar(
         expect(page.get_by_role("button", name="Menu")).to_be_hidden()
         for item in _items(page):
             expect(item).to_be_in_viewport(ratio=1)
+        assert page.evaluate(NAV_OVERFLOW) == 0, path
         assert page.evaluate(OVERFLOW) == 0, path
+        if path == "/incidents/":  # the widest filter bar
+            page.screenshot(path=SCREENSHOTS / f"incidents-filters-{name}.png")
     page.screenshot(path=SCREENSHOTS / f"nav-{name}.png")
     page.close()

@@ -26,6 +26,7 @@ from tests.factories import (
     DatasetFactory,
     DatasetVersionFactory,
     IncidentFactory,
+    TicketFactory,
     UserFactory,
     incident_row,
 )
@@ -107,6 +108,28 @@ def test_bob_finds_a_report_badged_below_its_twin_then_reviews_it(
 
 
 @pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_bob_merges_a_report_from_the_admin_into_the_id_he_types(
+    live_daphne: str, browser: Any, reports: list[Incident], width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    reviewed, report, _ = reports
+    UserFactory(username="bob", is_staff=True, is_superuser=True)
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "bob", "/admin/incidents/incident/?review_status__exact=reported")
+    page.locator(f'input[name="_selected_action"][value="{report.pk}"]').check()
+    page.locator("select[name=action]").select_option("merge_reports")
+    page.get_by_label("Merge into incident id").fill("inc\u20132025-03-04\u2013001")
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("ul.messagelist")).to_contain_text(
+        f"{report.incident_id} merged into {reviewed.incident_id}"
+    )
+    page.screenshot(path=SCREENSHOTS / f"admin-review-merge-{name}.png", full_page=True)
+    assert not Incident.objects.filter(pk=report.pk).exists()
+    page.close()
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
 def test_old_links_to_reviewed_away_reports_say_what_became_of_them(
     live_daphne: str, browser: Any, reports: list[Incident], width: int, height: int, name: str
 ) -> None:
@@ -184,6 +207,37 @@ def test_alice_works_her_ticket_and_carol_cannot_see_it(
     response = other.goto(f"{live_daphne}/tickets/DESK-1/screenshot/")
     assert response is not None and response.status == 404
     other.screenshot(path=SCREENSHOTS / f"ticket-screenshot-refused-{name}.png")
+
+
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
+def test_bob_filters_every_ticket_by_tracker_and_by_his_own(
+    live_daphne: str, browser: Any, alices_ticket: Ticket, width: int, height: int, name: str
+) -> None:
+    from playwright.sync_api import expect
+
+    bob = UserFactory(username="bob", is_staff=True)
+    TicketFactory(
+        key="OPS-3", created_by=bob, tracker="jira",
+        external_url="https://jira.example.com/browse/OPS-3",
+    )  # fmt: skip
+    page = browser.new_page(viewport={"width": width, "height": height})
+    _log_in(page, live_daphne, "bob", "/tickets/")
+    rows = page.locator("#ticket-rows")
+    expect(rows).to_contain_text("DESK-1")  # staff see every ticket
+    expect(rows).to_contain_text("OPS-3")
+    page.get_by_label("Tracker").select_option("jira")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**/tickets/?**tracker=jira**")
+    expect(rows).not_to_contain_text("DESK-1")
+    expect(rows).to_contain_text("OPS-3")
+    page.get_by_label("Tracker").select_option("")
+    page.get_by_label("Mine only").check()
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**/tickets/?**mine=1**")
+    expect(rows).not_to_contain_text("DESK-1")  # alice's
+    expect(rows).to_contain_text("OPS-3")
+    page.screenshot(path=SCREENSHOTS / f"tickets-mine-{name}.png", full_page=True)
+    page.close()
 
 
 @pytest.mark.parametrize(("width", "height", "name"), SIZES)

@@ -166,6 +166,23 @@ def test_the_admin_filters_reports_and_accepts_them(twins, client: Client, bob) 
     assert Incident.objects.filter(pk=second.pk).exists()  # reviewed: not discarded
 
 
+def test_the_admin_merges_a_report_into_the_id_typed_beside_the_action(
+    twins, client: Client, bob
+) -> None:
+    first, second = twins
+    _report(first)
+    client.force_login(bob)
+    merge = {"action": "merge_reports", "_selected_action": [first.pk]}
+    unknown = client.post("/admin/incidents/incident/", {**merge, "into": "INC-1999-01-01-001"})
+    assert unknown.status_code == 302 and Incident.objects.filter(pk=first.pk).exists()
+    typed = second.incident_id.lower().replace("-", "\u2013")
+    response = client.post("/admin/incidents/incident/", {**merge, "into": typed}, follow=True)
+    assert f"{first.incident_id} merged into {second.incident_id}" in response.content.decode()
+    assert not Incident.objects.filter(pk=first.pk).exists()
+    second.refresh_from_db()
+    assert [m["incident_id"] for m in second.extra["merged_reports"]] == [first.incident_id]
+
+
 def test_a_merged_reports_page_redirects_to_the_incident_it_joined(
     twins, client: Client, alice, bob
 ) -> None:

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from incidentdesk.demo import DEMO_DIR
 from knowledge.selectors import PASSAGE_HITS, PREVIEW_CHARS, best_passage, knowledge_search
+from knowledge.services import knowledge_import_file
 from tests.factories import (
     documents_import,
     key_rotation_runbook,
@@ -105,6 +107,20 @@ def test_a_known_issue_is_quoted_with_its_workaround(tmp_path: Path) -> None:
     preview = knowledge_search(query="jobs in local time do not run in spring").hits[0].preview
     assert "Jobs scheduled in local time" in preview
     assert preview.endswith("Workaround: Run the missed batch by hand with the payout CLI.")
+
+
+def test_a_question_naming_a_section_quotes_that_section_not_the_overview() -> None:
+    """The demo's architecture notes: their Overview reads closest to any question."""
+    knowledge_import_file(path=DEMO_DIR / "knowledge.jsonl", dataset_name="kb", activate=True)
+    path = knowledge_search(query="What is the request path of a payment through PayU Core?")
+    assert path.hits[0].document.doc_id == "KB-AR-001"
+    assert path.hits[0].preview.startswith("Request path: ")
+    assert "The gateway pool validates the key" in path.hits[0].preview
+    retries = knowledge_search(query="What is the webhook retry policy of the Notifications Hub?")
+    assert retries.hits[0].preview.startswith("Retry policy: Webhook retries back off")
+    # A question naming no heading keeps the section that reads closest.
+    authorized = knowledge_search(query="How is a payment authorized in PayU Core?")
+    assert authorized.hits[0].preview.startswith("Overview: PayU Core authorizes")
 
 
 def test_asked_what_to_do_a_runbook_outranks_an_incident_review(tmp_path: Path) -> None:
