@@ -28,7 +28,7 @@ from copilot.tools import ToolResult
 from incidentdesk import owners
 from incidentdesk.db import rows_insert
 from incidentdesk.embeddings import embed_texts
-from incidentdesk.errors import NotFoundError, ValidationError
+from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text
 
@@ -55,6 +55,9 @@ def golden_example_save(*, example: GoldenExample) -> GoldenExample:
     """Validate and save; embedding follows in the background when needed."""
     from copilot.tasks import golden_example_embed_task  # a real cycle: tasks call these services
 
+    duplicate = GoldenExample.objects.filter(question=example.question).exclude(pk=example.pk)
+    if (other := duplicate.first()) is not None:  # the state's conflict, not bad input: 409
+        raise ConflictError(f"Golden example {other.pk} already has this question.")
     example.full_clean()
     example.save()
     if example.needs_embedding:
@@ -235,7 +238,8 @@ def message_feedback_set(
     """Thumbs up or down (or "" to clear) on an assistant answer, with a comment."""
     _check_owner(message.conversation, user)
     if message.role != Message.Role.ASSISTANT:
-        raise ValidationError("Feedback applies to answers only.", {"message": "not an answer"})
+        # 404, not 400: the request is well formed; the answer it names does not exist.
+        raise NotFoundError(f"Message {message.pk} is not an answer; feedback applies to answers.")
     if feedback not in {"", *Message.Feedback.values}:
         raise ValidationError(
             f"Feedback must be 'up', 'down' or empty, got {feedback!r}.", {"feedback": "invalid"}
