@@ -238,8 +238,7 @@ def message_feedback_set(
     """Thumbs up or down (or "" to clear) on an assistant answer, with a comment."""
     _check_owner(message.conversation, user)
     if message.role != Message.Role.ASSISTANT:
-        # 404, not 400: the request is well formed; the answer it names does not exist.
-        raise NotFoundError(f"Message {message.pk} is not an answer; feedback applies to answers.")
+        raise ValidationError("Feedback applies to answers only.", {"message": "not an answer"})
     if feedback not in {"", *Message.Feedback.values}:
         raise ValidationError(
             f"Feedback must be 'up', 'down' or empty, got {feedback!r}.", {"feedback": "invalid"}

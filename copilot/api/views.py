@@ -194,7 +194,7 @@ class MessageFeedbackApi(APIView):
     def post(self, request: Request, message_id: int) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        message = selectors.message_get_for_user(message_id=message_id, user=current_user(request))
+        message = selectors.answer_get_for_user(message_id=message_id, user=current_user(request))
         message = services.message_feedback_set(
             message=message,
             user=current_user(request),
