@@ -166,6 +166,15 @@ def message_get_for_user(
         raise NotFoundError(f"Message {message_id} not found.") from None
 
 
+def answer_get_for_user(*, message_id: int, user: AbstractBaseUser | AnonymousUser) -> Message:
+    """An answer (an assistant message) of one of the user's conversations; NotFoundError
+    otherwise: to the API, a question's id names no answer (a 404, not a 400)."""
+    message = message_get_for_user(message_id=message_id, user=user)
+    if message.role != Message.Role.ASSISTANT:
+        raise NotFoundError(f"Message {message_id} is not an answer; feedback applies to answers.")
+    return message
+
+
 def message_list_disliked() -> QuerySet[Message]:
     """Thumbs-down answers, newest first: the curators' review queue."""
     return (

@@ -28,7 +28,7 @@ from copilot.tools import ToolResult
 from incidentdesk import owners
 from incidentdesk.db import rows_insert
 from incidentdesk.embeddings import embed_texts
-from incidentdesk.errors import NotFoundError, ValidationError
+from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents import importers
 from incidents.importers import FieldError, RowError, SourceRow, as_text
 
@@ -55,6 +55,9 @@ def golden_example_save(*, example: GoldenExample) -> GoldenExample:
     """Validate and save; embedding follows in the background when needed."""
     from copilot.tasks import golden_example_embed_task  # a real cycle: tasks call these services
 
+    duplicate = GoldenExample.objects.filter(question=example.question).exclude(pk=example.pk)
+    if (other := duplicate.first()) is not None:  # the state's conflict, not bad input: 409
+        raise ConflictError(f"Golden example {other.pk} already has this question.")
     example.full_clean()
     example.save()
     if example.needs_embedding:

@@ -4,7 +4,7 @@ Wired as Channels' sample project does: Django's ASGI app is built first so
 the app registry is ready before consumers import models. Django's handler
 is ours (`asgi_http`: it closes a response whose client left while the view
 ran), and under daphne the RFC 6455 close codes are sent as asked
-(`websocket_close`).
+(`websocket_close`) and request bodies are left to Django (`asgi_http`).
 """
 
 import os
@@ -17,11 +17,15 @@ embedded.ensure_services()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from incidentdesk.asgi_http import get_asgi_application  # noqa: E402
+from incidentdesk.asgi_http import (  # noqa: E402
+    get_asgi_application,
+    leave_request_bodies_to_django,
+)
 from incidentdesk.websocket_close import send_protocol_close_codes  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 send_protocol_close_codes()
+leave_request_bodies_to_django()
 
 from copilot.routing import websocket_urlpatterns  # noqa: E402
 from incidentdesk.unavailable import UnavailableWebsocket  # noqa: E402

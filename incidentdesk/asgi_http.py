@@ -8,12 +8,20 @@ close stayed held: a chat stream (`POST /api/chat/`, `Accept:
 text/event-stream`) holds its user's one running answer, so her next
 question was refused with 429 until the turn expired (CHAT_RUN_LOCK_SECONDS,
 300 s).
+
+Under daphne, `leave_request_bodies_to_django` also stops twisted parsing every
+POST form into arguments daphne never reads: twisted answered a multipart body
+its parser could not split (an empty one, `--boundary--`) with a bare 400, no
+body and no content type, before the request reached Django and its error
+format; and it held a second parsed copy of every upload.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+from typing import Any
 
 import django
 from django.core.handlers.asgi import ASGIHandler
@@ -54,3 +62,27 @@ def get_asgi_application() -> ClosingASGIHandler:
     """django.core.asgi.get_asgi_application, with the handler above."""
     django.setup(set_prefix=False)
     return ClosingASGIHandler()
+
+
+def leave_request_bodies_to_django() -> bool:
+    """Create daphne's requests with twisted's `parsePOSTFormSubmission=False`.
+
+    True when daphne runs this process (it imports its protocol module before
+    the application); other ASGI servers do not parse bodies for themselves.
+    tests/test_daphne_requests.py sends the bodies twisted refused to a real daphne.
+    """
+    module = sys.modules.get("daphne.http_protocol")
+    if module is None:
+        return False
+    request_class: Any = module.WebRequest
+    if getattr(request_class.__init__, "leaves_bodies", False):
+        return True
+    create = request_class.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("parsePOSTFormSubmission", False)  # Django parses the body
+        create(self, *args, **kwargs)
+
+    __init__.leaves_bodies = True  # type: ignore[attr-defined]
+    request_class.__init__ = __init__
+    return True

@@ -44,6 +44,16 @@ class StrictBooleanFilter(filters.BooleanFilter):  # type: ignore[misc]  # djang
         super().__init__(*args, **kwargs)
 
 
+class IntegerFilter(filters.NumberFilter):  # type: ignore[misc]  # django-filter is untyped
+    """A NumberFilter for ids: `?version=0.5` is a 400 naming the field.
+
+    django-filter's own reads a decimal, so 0.5 matched no id and the list came
+    back empty, where the schema (an integer) says the value is wrong.
+    """
+
+    field_class = forms.IntegerField
+
+
 def filter_queryset[M: Model](
     filterset: type[FilterSet], filters: Mapping[str, Any] | None, queryset: QuerySet[M]
 ) -> QuerySet[M]:

@@ -328,6 +328,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Bodies are JSON; the two file endpoints (uploads, intake) take multipart as well.
+    # A form has no null and no boolean, so `conversation_id=null` or `is_active=0`
+    # meant something else there than the schema's JSON said.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "incidentdesk.api.pagination.Pagination",
     "PAGE_SIZE": 25,
     "DEFAULT_THROTTLE_CLASSES": [
@@ -363,6 +367,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "incidentdesk.api.schema.add_error_responses",
         "incidentdesk.api.schema.add_page_parameters",
+        "incidentdesk.api.schema.strict_requests",
     ],
 }
 

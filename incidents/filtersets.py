@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django_filters import rest_framework as filters
 
-from incidentdesk.filtering import StrictBooleanFilter
+from incidentdesk.filtering import IntegerFilter, StrictBooleanFilter
 from incidents.models import DatasetVersion, ImportJob, Incident
 
 
@@ -23,7 +23,7 @@ class IncidentFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter 
         field_name="occurred_at", lookup_expr="lte", label="Occurred on or before (YYYY-MM-DD)"
     )
     dataset = filters.CharFilter(field_name="version__dataset__slug", label="Dataset slug")
-    version = filters.NumberFilter(
+    version = IntegerFilter(
         field_name="version_id", label="Dataset version id (staff: any version)"
     )
     severity = filters.CharFilter(lookup_expr="iexact", label="Severity, e.g. SEV2")
@@ -46,7 +46,7 @@ class DatasetVersionFilter(filters.FilterSet):  # type: ignore[misc]  # django-f
 
 class ImportJobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
     dataset = filters.CharFilter(field_name="version__dataset__slug", label="Dataset slug")
-    version = filters.NumberFilter(field_name="version_id", label="Dataset version id")
+    version = IntegerFilter(field_name="version_id", label="Dataset version id")
     status = filters.ChoiceFilter(choices=ImportJob.Status.choices, label="Status")
 
     class Meta:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django_filters import rest_framework as filters
 
+from incidentdesk.filtering import IntegerFilter
 from knowledge.models import KnowledgeDocument
 
 
@@ -14,7 +15,7 @@ class KnowledgeDocumentFilter(filters.FilterSet):  # type: ignore[misc]  # djang
     )
     tag = filters.CharFilter(field_name="tags", lookup_expr="icontains", label="A tag")
     dataset = filters.CharFilter(field_name="version__dataset__slug", label="Dataset slug")
-    version = filters.NumberFilter(
+    version = IntegerFilter(
         field_name="version_id", label="Dataset version id (staff: any version)"
     )
 

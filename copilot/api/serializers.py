@@ -31,6 +31,11 @@ class MessageSerializer(serializers.ModelSerializer[Message]):
     data = serializers.DictField(  # type: ignore[assignment]
         read_only=True, help_text="Tool results as structured data."
     )
+    # Declared for allow_blank: a read-only model field drops it, and the schema then
+    # said "up" or "down" where a message without feedback sends "".
+    feedback = serializers.ChoiceField(
+        choices=Message.Feedback.choices, allow_blank=True, read_only=True
+    )
 
     class Meta:
         model = Message

@@ -32,10 +32,16 @@ from copilot.api.serializers import (
 )
 from copilot.filtersets import GoldenExampleFilter
 from copilot.models import GoldenExample, Message
+from incidentdesk.api import inputs
 from incidentdesk.api.auth import current_user
 from incidentdesk.api.pagination import paginated_response
 from incidentdesk.api.schema import conflict, filter_parameters, paginated
-from incidentdesk.api.sse import MEDIA_TYPE, EventStreamRenderer, event_stream_response
+from incidentdesk.api.sse import (
+    FRAME_SCHEMA,
+    MEDIA_TYPE,
+    EventStreamRenderer,
+    event_stream_response,
+)
 
 CONVERSATIONS = ["conversations"]
 GOLDEN = ["golden examples (staff)"]
@@ -84,7 +90,7 @@ class ConversationDetailApi(APIView):
 
 
 class ConversationRenameApi(APIView):
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(inputs.InputSerializer):
         title = serializers.CharField(max_length=200)
 
         class Meta:
@@ -98,16 +104,18 @@ class ConversationRenameApi(APIView):
         responses=ConversationSerializer,
     )
     def patch(self, request: Request, conversation_id: int) -> Response:
-        data = self.InputSerializer(data=request.data)
+        # Partial, as PATCH is (and as the schema says): no title, nothing to change.
+        data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         conversation = selectors.conversation_get_for_user(
             conversation_id=conversation_id, user=current_user(request)
         )
-        conversation = services.conversation_rename(
-            conversation=conversation,
-            user=current_user(request),
-            title=data.validated_data["title"],
-        )
+        if "title" in data.validated_data:
+            conversation = services.conversation_rename(
+                conversation=conversation,
+                user=current_user(request),
+                title=data.validated_data["title"],
+            )
         return Response(ConversationSerializer(conversation).data)
 
 
@@ -167,7 +175,7 @@ class ConversationCancelApi(APIView):
 
 
 class MessageFeedbackApi(APIView):
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(inputs.InputSerializer):
         feedback = serializers.ChoiceField(
             choices=["", *Message.Feedback.values], help_text='"up", "down", or "" to clear.'
         )
@@ -186,7 +194,7 @@ class MessageFeedbackApi(APIView):
     def post(self, request: Request, message_id: int) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        message = selectors.message_get_for_user(message_id=message_id, user=current_user(request))
+        message = selectors.answer_get_for_user(message_id=message_id, user=current_user(request))
         message = services.message_feedback_set(
             message=message,
             user=current_user(request),
@@ -199,10 +207,10 @@ class MessageFeedbackApi(APIView):
 # --- golden examples (staff) ------------------------------------------------------------
 
 
-class GoldenExampleInputSerializer(serializers.Serializer[Any]):
+class GoldenExampleInputSerializer(inputs.InputSerializer):
     question = serializers.CharField(max_length=4000)
     answer = serializers.CharField(max_length=20000)
-    is_active = serializers.BooleanField(required=False, default=True)
+    is_active = inputs.StrictBooleanField(required=False, default=True)
     source = serializers.ChoiceField(  # type: ignore[assignment]  # a field, not Field.source
         choices=GoldenExample.Source.choices, required=False, default=GoldenExample.Source.CURATED
     )
@@ -236,7 +244,7 @@ class GoldenExampleCreateApi(APIView):
         tags=GOLDEN,
         summary="Add a verified question and answer (embedded in the background)",
         request=InputSerializer,
-        responses={201: GoldenExampleSerializer},
+        responses={201: GoldenExampleSerializer, **conflict()},  # a question taken
     )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -271,7 +279,7 @@ class GoldenExampleUpdateApi(APIView):
         tags=GOLDEN,
         summary="Change a golden example (a new question is re-embedded)",
         request=InputSerializer,
-        responses=GoldenExampleSerializer,
+        responses={200: GoldenExampleSerializer, **conflict()},  # a question taken
     )
     def patch(self, request: Request, example_id: int) -> Response:
         data = self.InputSerializer(data=request.data, partial=True)
@@ -310,7 +318,7 @@ class ChatApi(APIView):
     throttle_scope = "chat"
     renderer_classes = [JSONRenderer, EventStreamRenderer]
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(inputs.InputSerializer):
         conversation_id = serializers.IntegerField(
             required=False, allow_null=True, min_value=1, help_text="Default: a new conversation."
         )
@@ -343,7 +351,7 @@ class ChatApi(APIView):
         responses={
             (200, "application/json"): OutputSerializer,
             (200, MEDIA_TYPE): OpenApiResponse(
-                OpenApiTypes.STR,
+                FRAME_SCHEMA,
                 description="`event: <type>` / `data: <json>` frames: status, token, "
                 "tool_call, tool_result, title, then done (or error).",
                 examples=[OpenApiExample("stream", value=_SSE_EXAMPLE, media_type=MEDIA_TYPE)],

@@ -21,6 +21,7 @@ from copilot.asking import QuestionTurn
 from copilot.intake import media
 from copilot.intake.services import MAX_TEXT_CHARS
 from copilot.replies import intake_report
+from incidentdesk.api import inputs
 from incidentdesk.api.auth import current_user
 
 INTAKE = ["incident intake"]
@@ -52,7 +53,7 @@ class IncidentReportApi(APIView):
     throttle_scope = "chat"
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(inputs.InputSerializer):
         conversation_id = serializers.IntegerField(
             required=False, allow_null=True, min_value=1, help_text="Default: a new conversation."
         )

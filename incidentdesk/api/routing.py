@@ -18,17 +18,17 @@ Endpoint = Callable[..., HttpResponseBase]
 
 def operations(**views: type[APIView]) -> Endpoint:
     handlers = {method.upper(): view.as_view() for method, view in views.items()}
-    allowed = ", ".join([*handlers, "OPTIONS"])
+    # Every method of the path, as DRF would list a single view's (HEAD with GET).
+    head = ["HEAD"] if "GET" in handlers else []
+    allowed = ", ".join([*handlers, *head, "OPTIONS"])
 
     def endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         method = "GET" if request.method == "HEAD" else str(request.method)
-        handler = handlers.get(method)
-        if handler is not None:
-            return handler(request, *args, **kwargs)
         # Any operation's view answers OPTIONS, or 405 in the one error format.
-        response = next(iter(handlers.values()))(request, *args, **kwargs)
-        if response.status_code == 405:
-            response["Allow"] = allowed
+        handler = handlers.get(method) or next(iter(handlers.values()))
+        response = handler(request, *args, **kwargs)
+        # DRF's `Allow` names one view's methods; the path has them all (RFC 9110 10.2.1).
+        response["Allow"] = allowed
         return response
 
     endpoint.operations = handlers  # type: ignore[attr-defined]

@@ -15,6 +15,17 @@ from rest_framework.renderers import BaseRenderer
 from copilot.events import Event
 
 MEDIA_TYPE = "text/event-stream"
+# One frame, as OpenAPI 3.0 documents an event stream (`schema` describes each event,
+# read as its SSE fields): its `event:` line names the type, its `data:` is the event's
+# JSON. Declared as a plain string, every frame was off the schema.
+FRAME_SCHEMA = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": [kind.type for kind in Event.__subclasses__()]},
+        "data": {"type": "string", "description": "The event as JSON, its `type` first."},
+    },
+}
 
 
 class EventStreamRenderer(BaseRenderer):

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from incidentdesk.api.inputs import InputSerializer, StrictBooleanField, WebAddressField
 from incidents.importers import FORMATS
 from incidents.models import Dataset, DatasetVersion, ImportJob, Incident
 
@@ -15,6 +16,8 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
 
     dataset = serializers.CharField(source="version.dataset.slug", read_only=True)
     version = serializers.IntegerField(source="version_id", read_only=True)
+    # A string: empty when the source gave none (the model's URLField said `format: uri`).
+    source_url = serializers.CharField(read_only=True, help_text="Where it came from, or empty.")
 
     class Meta:
         model = Incident
@@ -39,7 +42,7 @@ class IncidentDetailSerializer(IncidentSerializer):
         read_only_fields = fields
 
 
-class IncidentFieldsSerializer(serializers.Serializer[Any]):
+class IncidentFieldsSerializer(InputSerializer):
     """The writable fields of an incident (the columns of an import file)."""
 
     title = serializers.CharField(max_length=500)
@@ -48,13 +51,13 @@ class IncidentFieldsSerializer(serializers.Serializer[Any]):
     mitigation = serializers.CharField(required=False, allow_blank=True)
     accountable_party = serializers.CharField(max_length=300, required=False, allow_blank=True)
     source_system = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    repeat_incident = serializers.BooleanField(required=False)
+    repeat_incident = StrictBooleanField(required=False)
     severity = serializers.CharField(max_length=20, required=False, allow_blank=True)
     status = serializers.CharField(max_length=50, required=False, allow_blank=True)
     occurred_at = serializers.DateField(required=False, allow_null=True)
     category = serializers.CharField(max_length=100, required=False, allow_blank=True)
     tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False)
-    source_url = serializers.URLField(max_length=1000, required=False, allow_blank=True)
+    source_url = WebAddressField(max_length=1000, required=False)
     body = serializers.CharField(required=False, allow_blank=True)
 
 

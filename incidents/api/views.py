@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAdminUser
@@ -18,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from incidentdesk.api import inputs
 from incidentdesk.api.auth import current_user
 from incidentdesk.api.pagination import paginated_response
 from incidentdesk.api.schema import conflict, filter_parameters, paginated
@@ -39,13 +39,12 @@ from incidents.models import Dataset
 
 INCIDENTS = ["incidents"]
 DATASETS = ["datasets (staff)"]
-_VERSION_PARAMETER = OpenApiParameter(
-    "version", OpenApiTypes.INT, description="Read from this version (staff: any version)."
-)
 
 
 class VersionQuerySerializer(serializers.Serializer[Any]):
-    version = serializers.IntegerField(required=False, min_value=1)
+    version = serializers.IntegerField(
+        required=False, min_value=1, help_text="Read from this version (staff: any version)."
+    )
 
 
 # --- incidents ----------------------------------------------------------------------
@@ -130,7 +129,7 @@ class IncidentDetailApi(APIView):
         operation_id="incidents_retrieve",
         tags=INCIDENTS,
         summary="One incident by id (any dash, any case)",
-        parameters=[_VERSION_PARAMETER],
+        parameters=[VersionQuerySerializer],  # documented with its bounds
         responses=IncidentDetailSerializer,
     )
     def get(self, request: Request, incident_id: str) -> Response:
@@ -155,7 +154,7 @@ class IncidentUpdateApi(APIView):
         operation_id="incidents_partial_update",
         tags=INCIDENTS,
         summary="Change fields of an incident (staff); it is re-embedded at once",
-        parameters=[_VERSION_PARAMETER],
+        parameters=[VersionQuerySerializer],  # documented with its bounds
         request=InputSerializer,
         responses={200: IncidentDetailSerializer, **conflict()},
     )
@@ -197,7 +196,7 @@ class DatasetListApi(APIView):
 class DatasetCreateApi(APIView):
     permission_classes = [IsAdminUser]
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(inputs.InputSerializer):
         name = serializers.CharField(max_length=200)
         kind = serializers.ChoiceField(choices=Dataset.Kind.choices)
         description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -237,7 +236,7 @@ class DatasetUploadApi(APIView):
     permission_classes = [IsAdminUser]
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(inputs.InputSerializer):
         file = serializers.FileField(help_text="JSON Lines, a JSON array or CSV.")
         version_label = serializers.CharField(
             max_length=100, required=False, default="", help_text="Default: the next vN."
@@ -245,7 +244,7 @@ class DatasetUploadApi(APIView):
         file_format = serializers.ChoiceField(
             choices=["", *FORMATS], required=False, default="", help_text="Default: extension."
         )
-        activate = serializers.BooleanField(
+        activate = inputs.StrictBooleanField(
             required=False, default=False, help_text="Activate when every row imported."
         )
 

@@ -17,6 +17,8 @@ class KnowledgeDocumentSerializer(serializers.ModelSerializer[KnowledgeDocument]
     is_stale = serializers.BooleanField(
         read_only=True, help_text="Never validated, or longer ago than KNOWLEDGE_STALE_DAYS."
     )
+    # A string: empty when the source gave none (the model's URLField said `format: uri`).
+    source_url = serializers.CharField(read_only=True, help_text="Where it came from, or empty.")
 
     class Meta:
         model = KnowledgeDocument

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import QueryDict
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -82,17 +81,15 @@ class KnowledgeDocumentListApi(APIView):
 
 class KnowledgeDocumentDetailApi(APIView):
     class InputSerializer(serializers.Serializer[Any]):
-        version = serializers.IntegerField(required=False, min_value=1)
+        version = serializers.IntegerField(
+            required=False, min_value=1, help_text="Staff: read from this version."
+        )
 
     @extend_schema(
         operation_id="knowledge_documents_retrieve",
         tags=KNOWLEDGE,
         summary="One knowledge document with its body",
-        parameters=[
-            OpenApiParameter(
-                "version", OpenApiTypes.INT, description="Staff: read from this version."
-            )
-        ],
+        parameters=[InputSerializer],  # documented with its bounds, as it is checked
         responses=KnowledgeDocumentDetailSerializer,
     )
     def get(self, request: Request, doc_id: str) -> Response:
