@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from copilot.chat_models.offline.follow_ups import superlative
+from copilot.chat_models.offline.follow_ups import asks_about_focus, superlative
 from copilot.chat_models.offline.router import (
     ConversationState,
     Remembered,
@@ -477,7 +477,7 @@ LISTED = ConversationState(
     [
         # By date, whatever order the listing showed them in (not a time window)...
         ("most recent one — what broke?", "INC-2024-06-02-001"),
-        ("and the oldest incident, how long was it down?", "INC-2021-09-30-001"),
+        ("and the oldest of those, how long was it down?", "INC-2021-09-30-001"),
         # ...and by words of its record, in another order or inflection.
         ("the rejected uploads one, what changed?", "INC-2024-06-02-001"),
         ("the mirror dns lapses one — cause?", "INC-2021-09-30-001"),
@@ -522,3 +522,8 @@ def test_known_behaviour_patterns_and_bare_whys_ask_for_documents(question, doc_
     decided = route(question, catalog=CATALOG, today=TODAY)
     assert decided.tool == "search_knowledge"
     assert decided.arguments.get("type_filter") == doc_type
+
+
+def test_other_incidents_in_the_records_words_are_not_a_detail_of_it() -> None:
+    assert asks_about_focus("how many customer workspaces did the purge job delete?", READ)
+    assert not asks_about_focus("other purge jobs that deleted customer workspaces?", READ)

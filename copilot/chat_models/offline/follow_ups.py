@@ -237,10 +237,11 @@ def _by_name_words(name: str, items: Sequence[Remembered]) -> Remembered | None:
     return next((item for item in items if _overlap(words, item) == 1.0), None)
 
 
-# "The most recent one", "the oldest incident": by date, whatever order it was shown in.
+# "The most recent one", "the oldest of those": by date, whatever order it was shown in
+# ("the latest incident" may start a new question).
 _DATED_POINTER_RE = re.compile(
     r"\b(?:the\s+)?(?P<which>most\s+recent|latest|newest|oldest|earliest)\s+"
-    r"(?:one|incident|outage|of\s+(?:those|them|these))\b",
+    r"(?:one|of\s+(?:those|them|these))\b",
     re.IGNORECASE,
 )
 
@@ -347,11 +348,20 @@ _DETAIL_WORDS = frozenset(
 )  # fmt: skip
 
 
+# Asking about other incidents than the one in focus, in its words or not ("were there
+# other outages from expired certs?"): a search, however much it shares with the record.
+_OTHERS_RE = re.compile(
+    r"\b(?:other|others|another|else|elsewhere|anyone|anybody|similar|incidents|outages|ones|"
+    r"companies|vendors|teams)\b",
+    re.IGNORECASE,
+)
+
+
 def asks_about_focus(question: str, state: ConversationState) -> bool:
     """A question, pointer or not, whose own words are mostly those of a record in
     focus asks a detail of it (a new search names things the record does not)."""
     words = _own_stems(question)
-    if not state.focus or not words or not _is_asked(question):
+    if not state.focus or not words or not _is_asked(question) or _OTHERS_RE.search(question):
         return False
     return max(_overlap(words, item) for item in state.focus) >= DETAIL_OVERLAP
 
