@@ -328,16 +328,6 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
     return "one"
 
 
-# A detail asked of the record in focus, with no pointer ("how many customers and
-# sites got hit?", "why didn't the servers come back after power returned?"): at
-# least this share of the question's own words are the record's words.
-DETAIL_OVERLAP = 0.5
-_ASKS_RE = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|and|but|so|right|also|wait|hm+)\W+)*"
-    r"(?:how|when|what|whats|who|whom|whose|which|why|where|did|was|were|is|are|had|has|"
-    r"do|does|could|can)\b",
-    re.IGNORECASE,
-)
 # Words of asking for a detail, not of what it is about.
 _DETAIL_WORDS = frozenset(
     {
@@ -346,28 +336,6 @@ _DETAIL_WORDS = frozenset(
         "took", "know", "say", "said", "mean", "happen", "come", "came", "back", "up",
     }
 )  # fmt: skip
-
-
-# Asking about other incidents than the one in focus, in its words or not ("were there
-# other outages from expired certs?"): a search, however much it shares with the record.
-_OTHERS_RE = re.compile(
-    r"\b(?:other|others|another|else|elsewhere|anyone|anybody|similar|incidents|outages|ones|"
-    r"companies|vendors|teams)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_about_focus(question: str, state: ConversationState) -> bool:
-    """A question, pointer or not, whose own words are mostly those of a record in
-    focus asks a detail of it (a new search names things the record does not)."""
-    words = _own_stems(question)
-    if not state.focus or not words or not _is_asked(question) or _OTHERS_RE.search(question):
-        return False
-    return max(_overlap(words, item) for item in state.focus) >= DETAIL_OVERLAP
-
-
-def _is_asked(question: str) -> bool:
-    return bool(_ASKS_RE.search(question)) or question.rstrip().endswith("?")
 
 
 def _own_stems(text: str) -> frozenset[str]:

@@ -206,7 +206,6 @@ def _follow_up_kind(
         or follow_ups.points_back(question)
         or documents_about_it
         or (guess.probability("follow_up") >= 0.2 and follow_ups.has_reference(question))
-        or follow_ups.asks_about_focus(question, state)
     )
     if not referring:
         return None
