@@ -492,3 +492,23 @@ def test_known_behaviour_patterns_and_bare_whys_ask_for_documents(question, doc_
     decided = route(question, catalog=CATALOG, today=TODAY)
     assert decided.tool == "search_knowledge"
     assert decided.arguments.get("type_filter") == doc_type
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_type"),
+    [
+        # A search-box request that opens with the kind of document, whatever it names...
+        ("architecture of the settlement & reporting pipeline", "architecture"),
+        ("runbooks for payu core", "runbook"),
+        # ...and how a named system works now, not what happened to it.
+        ("how does settlement & reporting retry failed exports?", None),
+    ],
+)
+def test_a_document_kind_first_or_how_a_system_works_asks_for_documents(question, doc_type):
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert decided.tool == "search_knowledge"
+    assert decided.arguments.get("type_filter") == doc_type
+
+
+def test_a_terse_request_for_a_kind_of_document_is_not_a_greeting() -> None:
+    assert plan_of("list postmortems", ConversationState())[0][0] == "search_knowledge"

@@ -113,7 +113,8 @@ def understand(
     if kind is not None:
         routes = follow_ups.follow_up_routes(kind, question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), f"refers back: {kind}")
-    if guess.is_greeting:
+    if guess.is_greeting and document_asked(question) is None:
+        # "list postmortems" is terse, not a greeting: it names what it wants.
         return Understanding("chit_chat", guess.confidence, ())
     intent, considered = _decide(question, guess.among(SEARCH_INTENTS), catalog, today, probe)
     routers = _ROUTERS | {
@@ -392,6 +393,10 @@ _ASKS_HOW_IT_WORKS_RE = re.compile(
     r"(?:guarantee|promise|ensure|preserve|survive|tolerate|support)s?\b"
     r"|\bis\s+[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
     r"|\bhow\s+(?:is|was)\s+(?:that|this|it)\s+(?:even\s+)?possible\b"
+    # "How does the hub deliver webhooks?": how it works now, not what happened.
+    r"|^\W*how\s+(?:does|do)\s+(?!(?:i|we|you|they|it|that|this)\b)[\w.-]+(?:\s+[\w.-]+){0,4}\s+"
+    r"(?:work|deliver|handle|route|store|replicate|scale|fail\s*over|recover|retry|process|"
+    r"protect|prevent|guarantee|keep|stay|serve)s?\b"
     r"|\bhow\s+(?:can|could|would|does)\s+(?:that|this|it)\s+(?:even\s+)?happen\b",
     re.IGNORECASE,
 )
@@ -466,7 +471,16 @@ _QUESTION_OPENING_RE = re.compile(
 
 def _is_request(question: str) -> bool:
     last = last_sentence(question)
+    if _OPENS_WITH_DOCUMENT_RE.search(question):
+        return True  # "architecture of the settlement pipeline": a search box's request
     return "?" in last or bool(_REQUEST_RE.search(last) or _QUESTION_OPENING_RE.search(last))
+
+
+_OPENS_WITH_DOCUMENT_RE = re.compile(
+    r"^\W*(?:(?:the|our|any|all)\s+)?(?:runbooks?|playbooks?|architecture|post-?mortems?|"
+    r"known[- ]issues?|incident\s+reviews?)\b",
+    re.IGNORECASE,
+)
 
 
 def _by_application_named(
