@@ -743,8 +743,10 @@ class _MentionIndex:
 _STEMMER = snowballstemmer.stemmer("english")
 
 
+@lru_cache(maxsize=65536)
 def word_stem(word: str) -> str:
-    """The English (Snowball) stem PostgreSQL's full text uses too."""
+    """The English (Snowball) stem PostgreSQL's full text uses too (kept per word: a
+    mention search asks for the same few words' stems against every catalog entry)."""
     return str(_STEMMER.stemWord(word))
 
 
