@@ -26,7 +26,6 @@ from tests.copilot.log_servers import Line, LogServer
 from tests.copilot.openai_server import OpenAIServer, text_reply, tool_call_reply
 from tests.processes import WAIT_SECONDS
 
-NOW = timezone.now()
 SECRETS = [
     "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNlY3JldA",
     "hunter2-the-db-password",
@@ -36,25 +35,28 @@ SECRETS = [
 
 
 def ago(minutes: int) -> dt.datetime:
-    return NOW - dt.timedelta(minutes=minutes)
+    return timezone.now() - dt.timedelta(minutes=minutes)
 
 
-LINES = [
-    Line(ago(5), "checkout-gateway", "upstream returned 502 for POST /pay (pool payu-2)"),
-    Line(ago(20), "checkout-gateway", f"502 from payu: Authorization: {SECRETS[0]}"),
-    Line(ago(30), "checkout-gateway", f"connect postgres://app:{SECRETS[1]}@db/payments 502"),
-    Line(ago(40), "checkout-gateway", f'retrying 502 with {{"api_key": "{SECRETS[3]}"}}'),
-    Line(ago(50), "checkout-gateway", f"aws_access_key_id={SECRETS[2]} upload failed 502"),
-    Line(ago(10), "settlement", "502 from the bank gateway"),
-    Line(ago(60 * 3), "checkout-gateway", "502 three hours ago"),
-    Line(ago(60 * 30), "checkout-gateway", "502 thirty hours ago"),
-]
+def log_lines() -> list[Line]:
+    """Lines aged from when the test runs, not from collection: a slow suite reaches
+    these tests many minutes later, and a line 50 minutes old left the last hour."""
+    return [
+        Line(ago(5), "checkout-gateway", "upstream returned 502 for POST /pay (pool payu-2)"),
+        Line(ago(20), "checkout-gateway", f"502 from payu: Authorization: {SECRETS[0]}"),
+        Line(ago(30), "checkout-gateway", f"connect postgres://app:{SECRETS[1]}@db/payments 502"),
+        Line(ago(40), "checkout-gateway", f'retrying 502 with {{"api_key": "{SECRETS[3]}"}}'),
+        Line(ago(50), "checkout-gateway", f"aws_access_key_id={SECRETS[2]} upload failed 502"),
+        Line(ago(10), "settlement", "502 from the bank gateway"),
+        Line(ago(60 * 3), "checkout-gateway", "502 three hours ago"),
+        Line(ago(60 * 30), "checkout-gateway", "502 thirty hours ago"),
+    ]
 
 
 @pytest.fixture(params=["loki", "elasticsearch"])
 def backend(request: pytest.FixtureRequest, settings: Settings) -> Iterator[LogServer]:
     label = "service_name" if request.param == "loki" else "service.name"
-    server = LogServer(LINES, label=label).start()
+    server = LogServer(log_lines(), label=label).start()
     settings.LOG_SEARCH_URL = server.url
     settings.LOG_SEARCH_BACKEND = request.param
     settings.LOG_SEARCH_SERVICE_FIELD = label
