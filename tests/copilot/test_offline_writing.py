@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import pytest
+
 from copilot.chat_models.offline.golden import VerifiedAnswer, lead_with_verified
 from copilot.chat_models.offline.reading import ToolOutcome, parse_records
 from copilot.chat_models.offline.state import ConversationState, Remembered
@@ -73,6 +75,29 @@ def test_a_field_follow_up_answers_that_field_first_and_cites_the_incident() -> 
 def test_how_long_picks_the_sentence_with_the_duration() -> None:
     answer = write_answer("How long did it last?", lookups(POOL), STATE)
     assert answer.startswith("> Checkout was slow for 25 minutes.")
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        "from 09:12 to 10:05 UTC",
+        "between 09:12 and 10:05 UTC",
+        "09:12-10:05 UTC",
+        "from 9:12 PDT until 10:05 PDT",
+    ],
+)
+def test_how_long_counts_a_span_of_clock_times_as_a_duration(span: str) -> None:
+    """Records often give an outage as a span of times, not as "53 minutes"; the
+    words that point at the record must not pull the answer to its cause."""
+    queue = Row(
+        "INC-2025-03-14-001",
+        "Queue consumers stall",
+        body=f"On 14 March 2025 {span} every consumer was stalled. "
+        "A lock held by the scheduler kept consumers waiting, taking everything down.",
+    )
+    question = "the one with the scheduler lock — how long was everything down?"
+    answer = write_answer(question, lookups(queue), STATE)
+    assert answer.startswith(f"> On 14 March 2025 {span} every consumer was stalled.")
 
 
 def test_how_many_picks_the_sentence_with_a_count_not_the_duration() -> None:

@@ -89,7 +89,10 @@ DURATION_BONUS = 0.4  # above a field's bonus: "how long till recovery" is not "
 _DURATION_RE = re.compile(
     r"\b\d+(?:[.,]\d+)?\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|seconds?)\b"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|several|many)\s+"
-    r"(?:minutes?|hours?|days?|weeks?)\b",
+    r"(?:minutes?|hours?|days?|weeks?)\b"
+    # A span of clock times says how long as well: "from 13:40 to 14:48 UTC",
+    # "between 08:35 and 08:53", "21:16-23:16".
+    r"|\b\d{1,2}:\d{2}(?:\s*[A-Z]{2,4})?\s*(?:[-\u2013]|to|until|till|and)\s*\d{1,2}:\d{2}\b",
     re.IGNORECASE,
 )
 # Below this the best candidate does not answer the question (MiniLM cosine
@@ -123,8 +126,25 @@ def _words(text: str) -> set[str]:
     return {w[:5] for w in _WORD_RE.findall(text.lower()) if w not in _FILLER}
 
 
+# The clause that points at a record before the ask: "the one with the mysql
+# deadlock — how long…", "and the CI one, how long…", "the 2025 one: what…".
+_POINTER_CLAUSE_RE = re.compile(
+    r"^\s*(?:(?:and|ok|so|now)\s+)?(?:what\s+about\s+)?(?:the|that|this)\b[^\u2014\u2013:,;?]{0,80}?"
+    r"\bone\b[^\u2014\u2013:,;?]{0,80}?\s*(?:[\u2014\u2013:,;]|\s-)\s*",
+    re.IGNORECASE,
+)
+
+
+def the_ask(question: str) -> str:
+    """The question without the clause pointing at the record: the pointer's words
+    (the cause that names it) must not pull the answer to them."""
+    ask = _POINTER_CLAUSE_RE.sub("", question, count=1)
+    return ask if len(ask.split()) >= 2 else question
+
+
 def ranked(question: str, record: Record) -> list[Candidate]:
     """Every candidate of `record`, best answer to `question` first."""
+    question = the_ask(question)
     found = candidates(record)
     if not found:
         return []
