@@ -197,6 +197,24 @@ def test_follow_ups_act_on_what_the_last_turn_found(question: str, expected: lis
     assert plan_of(question) == expected
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        # Elliptical: no pronoun, no pointer, only the detail wanted.
+        "roughly how many merchants potentially affected",
+        "total time to recover?",
+        "was any money lost",
+        # Why the story went as it did, told with its own parts.
+        "why didnt the checkout pods come back once the pool was resized?",
+        "how come the alerts stayed green during all that",
+    ],
+)
+def test_a_detail_asked_without_pointing_back_is_a_follow_up(question: str) -> None:
+    """After an incident was shown, a detail question that names no new subject is
+    about that incident (the intent bank's "ellipsis" and "narrative" styles)."""
+    assert plan_of(question) == FIRST
+
+
 def test_a_name_the_detailed_one_lacks_is_looked_for_in_the_listing_before_it() -> None:
     read = Remembered(
         "INC-2020-10-17-001",
