@@ -578,9 +578,10 @@ def _words(text: str) -> set[str]:
     return set(tokens) | split
 
 
-def application_terms(subject: str) -> list[str]:
+def application_terms(subject: str, aliases: dict[str, str] | None = None) -> list[str]:
     """Lower-case tokens to match, with aliases expanded and generic words dropped."""
-    expanded = " ".join(APPLICATION_ALIASES.get(t, t) for t in subject.lower().split())
+    aliases = APPLICATION_ALIASES if aliases is None else aliases
+    expanded = " ".join(aliases.get(t, t) for t in subject.lower().split())
     tokens = re.findall(r"[a-z0-9][a-z0-9.&'+-]*[a-z0-9]|[a-z0-9]", expanded)
     return [t for t in tokens if t not in _GENERIC_WORDS]
 
@@ -628,14 +629,43 @@ def match_applications(
     """
     wanted = subject.strip().lower()
     exact = [e.application for e in catalog if e.application.lower() == wanted]
-    terms = application_terms(subject)
-    company_terms = {t for t in terms if any(t in e.company_words for e in catalog)}
-    partial = [e.application for e in catalog if _entry_matches(e, terms, company_terms, wanted)]
+    if not exact and " / " in wanted:
+        return _any_of(wanted.split(" / "), catalog)
+    # An alias spells a name out ("elb" → "elastic load balancing"), but the
+    # catalog also writes it as said ("AWS EC2 / EBS / ELB us-east-1"): both count.
+    spellings = dict.fromkeys(
+        (tuple(application_terms(subject)), tuple(application_terms(subject, aliases={})))
+    )
+    partial = [
+        e.application
+        for terms in spellings
+        for e in catalog
+        if _entry_matches(e, list(terms), _company_terms(terms, catalog), wanted)
+    ]
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
         return None
     found = _with_other_names(found, catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
+
+
+def _company_terms(terms: Sequence[str], catalog: Sequence[ApplicationEntry]) -> set[str]:
+    return {t for t in terms if any(t in e.company_words for e in catalog)}
+
+
+def _any_of(names: Sequence[str], catalog: Sequence[ApplicationEntry]) -> ApplicationMatch | None:
+    """The applications any of `names` matches ("aws load balancers / elb / nlb"):
+    other names of the first one's company's products, as `find_application_mention`
+    writes them ("alb" of another company is not meant)."""
+    matches = [m for name in names if (m := match_applications(name, catalog)) is not None]
+    if not matches:
+        return None
+    owners = {e.application: e.company for e in catalog}
+    companies = {owners[a] for a in matches[0].applications}
+    found = tuple(
+        dict.fromkeys(a for m in matches for a in m.applications if owners[a] in companies)
+    )
+    return ApplicationMatch(found, "partial")
 
 
 def _with_other_names(
@@ -647,9 +677,8 @@ def _with_other_names(
     aliases = {
         (part.strip().lower(), companies.get(name, ""))
         for name in found
-        if " / " in name
+        if _names_itself_twice(name)
         for part in re.sub(r"\s*\(.*?\)", "", name).split(" / ")
-        if len(part.split()) >= 2  # "EBS" alone is a list item, not another name
     }
     more = [
         e.application
@@ -659,6 +688,18 @@ def _with_other_names(
         )
     ]
     return tuple(dict.fromkeys((*found, *more)))
+
+
+def _names_itself_twice(name: str) -> bool:
+    """ "Stack Overflow / Stack Exchange network" is one product by two names;
+    "AWS EC2 / EBS / RDS / ELB us-east-1" is a list of products (one-word items;
+    a region or version is no word of a name)."""
+    parts = re.sub(r"\s*\(.*?\)", "", name).split(" / ")
+    return len(parts) >= 2 and all(len(_name_words(part)) >= 2 for part in parts)
+
+
+def _name_words(part: str) -> list[str]:
+    return [w for w in part.split() if not any(c.isdigit() for c in w)]
 
 
 def _entry_matches(
@@ -873,6 +914,50 @@ def find_application_mention(
     earliest first against `match_applications`. A lone category word
     ("dns", "database") is a category, not an application.
     """
+    whole = _mention_in(text, catalog)
+    return whole and _with_alternatives(text, whole, catalog)
+
+
+# Names given as alternatives: "aws load balancers (elb/nlb)", "GCLB or GFE".
+_ALTERNATIVES_RE = re.compile(r"\s*/\s*|\s*[()]\s*|\s+or\s+", re.IGNORECASE)
+
+
+def _with_alternatives(
+    text: str, whole: ApplicationMention, catalog: Sequence[ApplicationEntry]
+) -> ApplicationMention:
+    """Every name the question gives as an alternative of the same company's
+    product, not only what all their words name together (one entry, if any)."""
+    parts = [p for p in _ALTERNATIVES_RE.split(text) if p and p.strip()]
+    if len(parts) < 2:
+        return whole
+    companies = {e.company for e in catalog if e.application in whole.match.applications}
+    ours = {e.application for e in catalog if e.company in companies}
+    found = [
+        m
+        for part in parts
+        if (m := _mention_in(part, catalog)) is not None
+        and not _names_only_a_company(m, catalog)
+        and ours.intersection(m.match.applications)
+    ]
+    # "alb" of another company too: only the company the question is about.
+    applications = tuple(dict.fromkeys(a for m in found for a in m.match.applications if a in ours))
+    if len(found) < 2 or set(applications) <= set(whole.match.applications):
+        return whole
+    return ApplicationMention(
+        " / ".join(m.subject for m in found),
+        ApplicationMatch(applications, "partial"),
+        any(m.fuzzy for m in found),
+        tuple(w for m in found for w in m.said),
+    )
+
+
+def _names_only_a_company(mention: ApplicationMention, catalog: Sequence[ApplicationEntry]) -> bool:
+    """ "(aws side)": the company qualifies the name beside it; it is no alternative."""
+    terms = application_terms(mention.subject)
+    return bool(terms) and all(any(t in e.company_words for e in catalog) for t in terms)
+
+
+def _mention_in(text: str, catalog: Sequence[ApplicationEntry]) -> ApplicationMention | None:
     if not catalog:
         return None
     index = _mention_index(tuple(catalog))

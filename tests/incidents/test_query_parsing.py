@@ -210,6 +210,47 @@ def test_a_name_given_as_a_slash_alias_finds_the_other_names_entries() -> None:
     assert match.applications == ("Ask Forum / Forum Network", "Forum Network (search cluster)")
 
 
+LOAD_BALANCERS = [
+    qp.ApplicationEntry.of("Cumulus Edge Load Balancing eu-west-2", "Cumulus Cloud"),
+    qp.ApplicationEntry.of("Cumulus VM / DISK / ALB eu-west-2", "Cumulus Cloud"),
+    qp.ApplicationEntry.of("Cumulus Queue eu-west-2 (and VM, NLB, Console)", "Cumulus Cloud"),
+    qp.ApplicationEntry.of("Cumulus VM ap-south-1", "Cumulus Cloud"),
+    qp.ApplicationEntry.of("Nimbus ALB gateway", "Nimbus"),
+]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "cumulus load balancers (alb/nlb) - every incident",
+        "cumulus load balancers / ALB / NLB outages",
+        "cumulus load balancers or alb or nlb, full list",
+    ],
+)
+def test_names_given_as_alternatives_each_count(question: str) -> None:
+    """A mention that lists other names of the same company's product finds what
+    each of them names, not only what all their words name together."""
+    mention = qp.find_application_mention(question, LOAD_BALANCERS)
+    assert mention is not None
+    assert set(mention.match.applications) == {e.application for e in LOAD_BALANCERS[:3]}
+    # The tool is called with the mention's subject: it must find the same.
+    again = qp.match_applications(mention.subject, LOAD_BALANCERS)
+    assert again is not None and again.applications == mention.match.applications
+
+
+def test_a_company_in_parentheses_qualifies_the_name_and_is_no_alternative() -> None:
+    mention = qp.find_application_mention("queue issues (cumulus side)", LOAD_BALANCERS)
+    assert mention is not None
+    assert mention.match.applications == (LOAD_BALANCERS[2].application,)
+
+
+def test_a_list_of_products_in_a_name_is_not_two_names_of_one() -> None:
+    """ "VM / DISK / ALB eu-west-2" lists products; "Cumulus VM" elsewhere is not the
+    same product as the disk."""
+    match = qp.match_applications("disk", LOAD_BALANCERS)
+    assert match is not None and match.applications == (LOAD_BALANCERS[1].application,)
+
+
 def test_an_everyday_word_names_an_application_only_as_its_first_word_or_company() -> None:
     catalog = [
         qp.ApplicationEntry.of("Metro NEW power grid", "Metro Energy"),
