@@ -64,7 +64,8 @@ class Conversation(models.Model):
 
     `state` holds what intake remembers between turns, under `"intake"`
     (the current incident, its ticket and a pending proposal; shape in
-    `copilot.intake.state.IntakeState`). The agent keeps nothing here: what
+    `copilot.intake.state.IntakeState`, read and written through its
+    `from_json` and `to_json`). The agent keeps nothing here: what
     the last answers were about (for "what was the mitigation?") is rebuilt
     from the stored messages on every turn (`copilot.chat_models.offline.state`).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -99,8 +100,8 @@ class IntakeRun(AnswerRun):
             intake_services.report_screenshot_store(message=question, screenshot=self.screenshot)
         state = intake_state(self.conversation)
         plan = planner.plan_turn(text=text, has_image=self.screenshot is not None, state=state)
-        if _is_new_report(plan):
-            state["proposal"], state["ticket"] = None, None  # a new incident starts with neither
+        if _is_new_report(plan):  # a new incident starts with neither proposal nor ticket
+            state = replace(state, proposal=None, ticket=None)
         ctx = IntakeContext(
             conversation=self.conversation,
             user=self.user,
@@ -215,7 +216,7 @@ def _is_new_report(plan: planner.Plan) -> bool:
 
 def _save_state(ctx: IntakeContext) -> None:
     if _is_new_report(ctx.plan) and ctx.incident:
-        ctx.state["incident"] = rendering.state_incident(ctx)
+        ctx.state = replace(ctx.state, incident=rendering.state_incident(ctx))
     intake_services.conversation_intake_state_set(conversation=ctx.conversation, state=ctx.state)
 
 

@@ -70,8 +70,8 @@ def classify(
     decision = rules.classify_turn(
         text,
         has_image=has_image,
-        has_incident=bool(state.get("incident")),
-        has_proposal=bool(state.get("proposal")),
+        has_incident=bool(state.incident),
+        has_proposal=state.proposal is not None,
         guess=guess_intent(text),
     )
     if decision.reason not in _UNCERTAIN_REASONS:

@@ -64,7 +64,7 @@ def intake_payload(ctx: IntakeContext) -> dict[str, Any]:
         "owner_team": ctx.owner_team,
         "duplicate": ctx.duplicate,
         "ticket": ticket_info(ctx),
-        "ticket_proposal": ctx.state.get("proposal"),
+        "ticket_proposal": ctx.state.proposal.to_json() if ctx.state.proposal else None,
         "ticket_error": ctx.ticket_error,
         "steps": [record.as_dict() for record in ctx.steps],
         "decisions": ctx.decisions,
@@ -156,12 +156,12 @@ def _ticket_text(ctx: IntakeContext) -> str:
         verbs = {"created": "Filed", "existing": "Already filed", "commented": "Added this to"}
         verb = verbs.get(ctx.ticket_note, "Ticket")
         return f"{verb} {info['key']} ({info['status']}): {info['url']}"
-    proposal = ctx.state.get("proposal")
-    action = proposal.get("action") if proposal else None
+    proposal = ctx.state.proposal
+    action = proposal.action if proposal else None
     if proposal and action == "comment":
         duplicate = ctx.duplicate or {}
         return (
-            f"This looks like {proposal['ticket_key']} ({duplicate.get('reason', 'open')}: "
+            f"This looks like {proposal.ticket_key} ({duplicate.get('reason', 'open')}: "
             f'{duplicate.get("title", "")}). Reply "yes" to add this report to it as a '
             'comment, or "create a new ticket" to file a separate one.'
         )

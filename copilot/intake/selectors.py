@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, cast
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -19,9 +19,9 @@ SAME_PROBLEM_OVERLAP = 0.3  # share of content words two reports must have in co
 
 
 def intake_state(conversation: Conversation) -> IntakeState:
-    """The current incident, ticket and pending proposal (a copy: callers may edit it)."""
+    """The current incident, ticket and pending proposal."""
     state = conversation.state.get("intake") if isinstance(conversation.state, dict) else None
-    return cast(IntakeState, dict(state)) if isinstance(state, dict) else {}
+    return IntakeState.from_json(state)
 
 
 def decision_list_for_conversation(*, conversation: Conversation) -> QuerySet[Decision]:

@@ -58,7 +58,7 @@ def conversation_intake_state_set(*, conversation: Conversation, state: IntakeSt
     """Replace `state["intake"]` only, under a row lock: other keys are left as they are."""
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        locked.state = {**(locked.state or {}), "intake": state}
+        locked.state = {**(locked.state or {}), "intake": state.to_json()}
         locked.save(update_fields=["state", "updated_at"])
     conversation.state = locked.state
 

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -24,7 +24,7 @@ from copilot.intake import selectors as intake_selectors
 from copilot.intake import services as store
 from copilot.intake.planner import Step
 from copilot.intake.playbook import PlaybookItem, logs_action, playbook_for
-from copilot.intake.state import IntakeState, TicketProposal
+from copilot.intake.state import IntakeState, RememberedTicket, TicketProposal
 from copilot.logsearch import log_search_configured
 from copilot.models import Conversation, Message, Ticket
 from copilot.tickets import services as ticket_services
@@ -59,7 +59,12 @@ class StepRecord:
 
 @dataclass
 class IntakeContext:
-    """One turn's inputs, intermediate results and the conversation's intake state."""
+    """One turn's inputs, intermediate results and the conversation's intake state.
+
+    `state` is frozen: a step that changes it assigns a new one, which the
+    executor stores at the end of the turn (even when the step then fails:
+    a failed filing still leaves its proposal for "yes" to retry).
+    """
 
     conversation: Conversation
     user: AbstractBaseUser
@@ -307,19 +312,19 @@ def ticket_create(ctx: IntakeContext) -> str:
 
 
 def _propose(ctx: IntakeContext, action: Literal["create", "comment"], ticket_key: str) -> str:
-    ctx.state["proposal"] = {"action": action, "ticket_key": ticket_key}
+    ctx.state = replace(ctx.state, proposal=TicketProposal(action, ticket_key))
     ctx.ticket_note = "proposed_comment" if action == "comment" else "proposed"
     return f"proposed: comment on {ticket_key}" if ticket_key else "proposed: awaiting confirmation"
 
 
 def _confirm_proposal(ctx: IntakeContext) -> str:
-    incident = ctx.state.get("incident") or {}
-    proposal: TicketProposal = ctx.state.get("proposal") or {"action": "create", "ticket_key": ""}
+    incident = dict(ctx.state.incident)
+    proposal = ctx.state.proposal or TicketProposal("create")
     if not incident:
         raise IncidentDeskError("There is no reported incident to file yet.")
     ctx.incident = incident
-    if proposal["action"] == "comment" and not ctx.plan.decision.new_ticket_anyway:
-        return _comment_on_duplicate(ctx, proposal["ticket_key"])
+    if proposal.action == "comment" and not ctx.plan.decision.new_ticket_anyway:
+        return _comment_on_duplicate(ctx, proposal.ticket_key)
     return _file(ctx, incident)
 
 
@@ -336,7 +341,7 @@ def _file(ctx: IntakeContext, incident: dict[str, Any]) -> str:
         ctx.ticket_error = (
             AUTH_FAILED if exc.kind == "auth" else f"Ticket creation failed: {exc.message}"
         )
-        ctx.state["proposal"] = {"action": "create", "ticket_key": ""}  # "yes" retries
+        ctx.state = replace(ctx.state, proposal=TicketProposal("create"))  # "yes" retries
         raise IncidentDeskError(ctx.ticket_error) from exc
     ctx.ticket, ctx.ticket_note = outcome.ticket, "created" if outcome.created else "existing"
     _remember_ticket(ctx, outcome.ticket)
@@ -361,8 +366,8 @@ def _comment_on_duplicate(ctx: IntakeContext, key: str) -> str:
 
 def _remember_ticket(ctx: IntakeContext, ticket: Ticket) -> None:
     url = ticket_url(ticket=ticket)
-    ctx.state["ticket"] = {"key": ticket.key, "url": url, "status": ticket.status}
-    ctx.state["proposal"] = None
+    remembered = RememberedTicket(key=ticket.key, url=url, status=ticket.status)
+    ctx.state = replace(ctx.state, ticket=remembered, proposal=None)
     if ctx.plan.decision.confirms:  # the report was stored when it was made, without the key
         store.reported_incident_ticket_set(
             incident_id=ctx.incident["incident_id"],
@@ -397,7 +402,7 @@ def _add_comment(ctx: IntakeContext, ticket: Ticket, body: str) -> Any:
 def comment_draft(ctx: IntakeContext) -> str:
     """The comment's text, and the decisions and actions it states."""
     _transcribe(ctx)
-    ctx.incident = ctx.state.get("incident") or {}
+    ctx.incident = dict(ctx.state.incident)
     ctx.comment_body = rules.comment_body(ctx.text)
     ctx.ledger = rules.ledger_entries(ctx.text)
     return f"{len(ctx.ledger)} decisions or actions"
@@ -405,9 +410,7 @@ def comment_draft(ctx: IntakeContext) -> str:
 
 def ticket_add_comment(ctx: IntakeContext) -> str:
     """Comment on the current ticket; the ledger keeps the decisions either way."""
-    remembered = ctx.state.get("ticket")
-    key = remembered["key"] if remembered else ""
-    ticket = ticket_get_by_key(key=key) if key else None
+    ticket = ticket_get_by_key(key=ctx.state.ticket.key) if ctx.state.ticket else None
     comment = None
     if ticket is not None:
         ctx.ticket = ticket
@@ -424,12 +427,10 @@ def ticket_add_comment(ctx: IntakeContext) -> str:
 
 def summary(ctx: IntakeContext) -> str:
     """The decision ledger of this conversation, oldest first, with provenance."""
-    ctx.incident = ctx.state.get("incident") or {}
+    ctx.incident = dict(ctx.state.incident)
     rows = intake_selectors.decision_list_for_conversation(conversation=ctx.conversation)
     ctx.decisions = [intake_selectors.decision_data(row) for row in rows]
-    remembered = ctx.state.get("ticket")
-    key = remembered["key"] if remembered else None
-    ctx.ticket = ticket_get_by_key(key=key) if key else None
+    ctx.ticket = ticket_get_by_key(key=ctx.state.ticket.key) if ctx.state.ticket else None
     return f"{len(ctx.decisions)} decisions"
 
 

@@ -23,8 +23,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
+from copilot import asking, replies
+from copilot.asking import UNEXPECTED_FAILURE, WAITING_FOR_TURN
 from copilot.models import AgentRun, Conversation, Message
-from copilot.services import conversation_create
+from copilot.services import conversation_create, conversation_delete, conversation_rename
 from incidentdesk.asgi import application
 from tests.copilot.openai_server import text_reply
 from tests.factories import (
@@ -230,8 +232,6 @@ def test_questions_past_the_rate_limit_are_refused(alice, incidents, settings) -
 
 def test_one_answer_at_a_time_per_conversation(alice, incidents) -> None:
     """A second tab asking while the first tab's answer runs is told to wait."""
-    from copilot import asking
-
     conversation = conversation_create(owner=alice)
     headers = _cookie(alice)
 
@@ -272,8 +272,6 @@ def test_a_second_socket_on_the_conversation_sees_the_answer_too(alice, incident
 
 
 def test_a_rename_or_delete_in_another_tab_counts_for_the_next_question(alice, incidents) -> None:
-    from copilot.services import conversation_delete, conversation_rename
-
     conversation = conversation_create(owner=alice)
     headers = _cookie(alice)
 
@@ -309,7 +307,6 @@ def test_a_crash_while_answering_is_an_error_event_and_the_socket_stays_open(
 ) -> None:
     """Fault injection: nothing real crashes on purpose, so the reply itself is made to
     raise. The browser keeps the question and offers Retry on this `error` event."""
-    from copilot import replies
 
     def broken(**kwargs: Any) -> Any:
         raise RuntimeError("a bug")
@@ -329,14 +326,8 @@ def test_a_crash_while_answering_is_an_error_event_and_the_socket_stays_open(
         return [failed[-1], answered[-1]]
 
     failed, answered = run(scenario)
-    assert failed == {"type": "error", "code": "failed", "message": asking_failure()}
+    assert failed == {"type": "error", "code": "failed", "message": UNEXPECTED_FAILURE}
     assert answered["type"] == "done"
-
-
-def asking_failure() -> str:
-    from copilot.asking import UNEXPECTED_FAILURE
-
-    return UNEXPECTED_FAILURE
 
 
 async def _answer_after_asking(socket: WebsocketCommunicator, text: str) -> list[dict[str, Any]]:
@@ -350,8 +341,6 @@ def test_one_running_answer_per_user_and_other_users_start_meanwhile(
     """Issue 17: alice's second question, in another tab, waits for her first answer
     (told so, and answered afterwards: nothing she wrote is lost), while bob's question
     is answered during alice's first. Her first answer's model is held until then."""
-    from copilot.asking import WAITING_FOR_TURN
-
     openai_settings.COPILOT_TIMEOUT_SECONDS = 60  # the held reply must not time out
     held = threading.Event()
     openai_server.script(

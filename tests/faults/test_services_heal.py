@@ -212,13 +212,19 @@ def upload(base: str, headers: dict[str, str], body: bytes) -> int:
         return int(json.loads(response.read())["id"])
 
 
-def test_an_import_cut_by_a_killed_postgresql_is_retried_and_ends(stack: Stack) -> None:
+def serve_an_upload(stack: Stack) -> tuple[str, dict[str, str], int]:
+    """A running stack, a staff token's headers and the job importing 300 rows into a
+    new `faults` dataset (uploads are staff-only)."""
     base, _ = serve(stack)
     token = stack.manage("create_service_token", "faults-admin", "--staff").stdout.strip()
     headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
     stack.manage("shell", "-c", "from incidents.services import dataset_create; "
                  "dataset_create(name='faults', kind='incidents')")  # fmt: skip
-    job_id = upload(base, headers, rows(300))
+    return base, headers, upload(base, headers, rows(300))
+
+
+def test_an_import_cut_by_a_killed_postgresql_is_retried_and_ends(stack: Stack) -> None:
+    base, headers, job_id = serve_an_upload(stack)
 
     def status() -> str:
         code, _, body = fetch(f"{base}/api/import-jobs/{job_id}/", headers)
@@ -238,12 +244,7 @@ def test_an_import_whose_celery_worker_is_killed_mid_job_is_run_again_and_ends(
     """kill -9 the worker and its pool process (a crash, not Celery's WorkerLostError,
     which a pool process alone gives): serve restarts the worker and the periodic check
     queues the job again; its message waits unacknowledged for the visibility timeout."""
-    base, _ = serve(stack)
-    token = stack.manage("create_service_token", "faults-admin", "--staff").stdout.strip()
-    headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
-    stack.manage("shell", "-c", "from incidents.services import dataset_create; "
-                 "dataset_create(name='faults', kind='incidents')")  # fmt: skip
-    job_id = upload(base, headers, rows(300))
+    base, headers, job_id = serve_an_upload(stack)
 
     def job() -> dict[str, object]:
         code, _, body = fetch(f"{base}/api/import-jobs/{job_id}/", headers)

@@ -16,6 +16,7 @@ from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from copilot.intake.planner import classify
+from copilot.intake.state import IntakeState
 from copilot.services import conversation_create
 from tests.copilot.intake.conftest import error_dialog_png, intake_data, say
 from tests.copilot.openai_server import OpenAIServer, error_reply, text_reply
@@ -25,7 +26,7 @@ def test_a_weak_signal_report_is_checked_by_the_model(
     openai_settings: Settings, openai_server: OpenAIServer
 ) -> None:
     openai_server.script(text_reply("query_past"))
-    decision = classify(text="Checkout 502s right now", has_image=False, state={})
+    decision = classify(text="Checkout 502s right now", has_image=False, state=IntakeState())
     assert (decision.kind, decision.reason) == ("query_past", "the online model")
     sent = openai_server.requests[0]["messages"]
     assert sent[0]["role"] == "system" and "new_incident" in sent[0]["content"]
@@ -36,9 +37,9 @@ def test_questions_and_explicit_reports_cost_no_model_call(
     openai_settings: Settings, openai_server: OpenAIServer
 ) -> None:
     for text in ["How do I fix HTTP 403 errors in PayU?", "Merchants get HTTP 403 errors"]:
-        assert classify(text=text, has_image=False, state={}).kind == "query_past"
+        assert classify(text=text, has_image=False, state=IntakeState()).kind == "query_past"
     assert classify(
-        text="Report a new incident: payouts stuck", has_image=False, state={}
+        text="Report a new incident: payouts stuck", has_image=False, state=IntakeState()
     ).kind == ("new_incident")
     assert openai_server.requests == []
 
@@ -47,7 +48,7 @@ def test_a_failing_model_leaves_the_rules_decision(
     openai_settings: Settings, openai_server: OpenAIServer
 ) -> None:
     openai_server.script(*[error_reply(500)] * 3)
-    decision = classify(text="Checkout 502s right now", has_image=False, state={})
+    decision = classify(text="Checkout 502s right now", has_image=False, state=IntakeState())
     assert (decision.kind, decision.reason) == ("new_incident", "describes something ongoing")
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from copilot.intake import rules
 from copilot.intake.planner import Step, build_plan, classify, plan_turn
+from copilot.intake.state import IntakeState, TicketProposal
 
 PAST_QUESTIONS = [
     "How do I fix HTTP 403 errors in PayU?",
@@ -38,8 +39,12 @@ REPORTS = [
 ]
 
 
-def kind(text: str, *, image: bool = False, state: dict | None = None) -> str:
-    return classify(text=text, has_image=image, state=state or {}).kind
+# A reported incident with a ticket offered and not yet confirmed.
+PROPOSED = IntakeState(incident={"title": "Checkout 502s"}, proposal=TicketProposal("create"))
+
+
+def kind(text: str, *, image: bool = False, state: IntakeState | None = None) -> str:
+    return classify(text=text, has_image=image, state=state or IntakeState()).kind
 
 
 def dev_questions(eval_dir: Path) -> list[str]:
@@ -61,11 +66,11 @@ def test_past_incident_questions_stay_with_the_agent(question: str) -> None:
 def test_every_evaluation_question_stays_with_the_agent(eval_dir: Path) -> None:
     """All 121 dev questions (every turn of the multi-turn ones), with and without a
     current incident in the conversation."""
-    state = {"incident": {"title": "Checkout 502s"}, "proposal": {"action": "create"}}
+    state = PROPOSED
     stolen = [
         question
         for question in dev_questions(eval_dir)
-        for current in ({}, state)
+        for current in (IntakeState(), state)
         if kind(question, state=current) != "query_past"
     ]
     assert stolen == []
@@ -83,7 +88,7 @@ def test_a_screenshot_with_a_statement_is_a_report_but_not_with_a_question() -> 
 
 
 def test_follow_ups_need_a_current_incident() -> None:
-    state = {"incident": {"title": "Checkout 502s"}, "proposal": {"action": "create"}}
+    state = PROPOSED
     assert kind("add a comment: rolled back the deploy", state=state) == "add_comment"
     assert kind("We decided to keep the flag off", state=state) == "add_comment"
     assert kind("Summary please", state=state) == "ask_summary"
@@ -94,12 +99,12 @@ def test_follow_ups_need_a_current_incident() -> None:
 
 
 def test_confirmations_and_ticket_requests_come_only_from_the_users_words() -> None:
-    state = {"incident": {"title": "Checkout 502s"}, "proposal": {"action": "create"}}
+    state = PROPOSED
     yes = classify(text="yes, file it", has_image=False, state=state)
     assert (yes.kind, yes.confirms) == ("new_incident", True)
     assert classify(text="no, not yet", has_image=False, state=state).confirms is False
     asked = classify(
-        text="Checkout 502s right now, please file a ticket", has_image=False, state={}
+        text="Checkout 502s right now, please file a ticket", has_image=False, state=IntakeState()
     )
     assert asked.wants_ticket and not asked.confirms
     anyway = classify(text="create a new ticket anyway", has_image=False, state=state)
@@ -119,7 +124,7 @@ def test_confirmations_and_ticket_requests_come_only_from_the_users_words() -> N
 def test_a_ticket_refused_or_asked_about_is_not_requested(text: str) -> None:
     # Each of these filed a ticket at once: the ticket words were found, the "don't"
     # or the question before them was not read.
-    assert not classify(text=text, has_image=False, state={}).wants_ticket
+    assert not classify(text=text, has_image=False, state=IntakeState()).wants_ticket
 
 
 @pytest.mark.parametrize(
@@ -133,12 +138,12 @@ def test_a_ticket_refused_or_asked_about_is_not_requested(text: str) -> None:
     ],
 )
 def test_a_ticket_asked_for_as_a_question_is_requested(text: str) -> None:
-    assert classify(text=text, has_image=False, state={}).wants_ticket
+    assert classify(text=text, has_image=False, state=IntakeState()).wants_ticket
 
 
 def test_refusing_the_proposed_ticket_does_not_confirm_it() -> None:
     # "file it" with a proposal pending confirmed it, "don't" or not.
-    state = {"incident": {"title": "Checkout 502s"}, "proposal": {"action": "create"}}
+    state = PROPOSED
     for text in ("no, don't file it", "do not file it yet", "should we file it?"):
         assert not classify(text=text, has_image=False, state=state).confirms, text
     assert classify(text="ok, file it", has_image=False, state=state).confirms
@@ -161,5 +166,5 @@ def test_plans() -> None:
 
 
 def test_a_turn_sent_to_intake_is_a_report_even_when_worded_as_a_question() -> None:
-    plan = plan_turn(text="Is checkout down?", has_image=False, state={})
+    plan = plan_turn(text="Is checkout down?", has_image=False, state=IntakeState())
     assert plan.kind == "new_incident" and plan.steps[0] == Step.INGESTION
