@@ -152,12 +152,13 @@ def is_similar(cosine: float, *, shares_code: bool) -> bool:
 
 
 def shares_code(incident: Incident, codes: list[str]) -> bool:
-    """Whether the incident's own text has one of the report's error codes (502, ORA-00942)."""
+    """Whether the incident's own text has one of the report's error codes (502, ORA-00942),
+    also in the plural ("502s")."""
     text = " ".join(
         [incident.title, incident.root_cause, incident.mitigation, incident.body, *incident.tags]
     )
     return any(
-        re.search(rf"(?<![\w-]){re.escape(code.removeprefix('HTTP '))}(?![\w-])", text, re.I)
+        re.search(rf"(?<![\w-]){re.escape(code.removeprefix('HTTP '))}s?(?![\w-])", text, re.I)
         for code in codes
     )
 
