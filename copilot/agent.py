@@ -33,7 +33,7 @@ from copilot.chat_models.base import (
     Usage,
     runs_offline,
 )
-from copilot.citations import check_citations
+from copilot.citations import check_citations, cited_ids
 from copilot.events import (
     DoneEvent,
     ErrorEvent,
@@ -303,7 +303,7 @@ class _Run(AnswerRun):
         """Check citations, store the answer, close the trace."""
         yield StatusEvent(WRAPPING_UP)
         text = turn.text.strip() or "I could not put an answer together from what I found."
-        checked = check_citations(text, self.returned, typed=self.question)
+        checked = check_citations(text, self._verifiable(text), typed=self.question)
         turn.text = checked.text + _staleness_note(checked.kept)
         message = self._assistant_message(turn, citations=checked.kept)
         self.unsaved.messages.append(message)  # one INSERT with the tool steps' messages
@@ -323,6 +323,16 @@ class _Run(AnswerRun):
             citations=checked.kept,
             dropped_citations=checked.dropped,
             steps=self.steps,
+        )
+
+    def _verifiable(self, text: str) -> set[str]:
+        """What the tools returned, and the other ids `text` writes that name a record
+        the user may see (an incident a runbook quotes): an id nothing has stays out."""
+        unseen = cited_ids(text) - self.returned
+        return self.returned | selectors.citable_ids_existing(
+            ids=unseen,
+            incident_version=self.context.incident_version,
+            knowledge_version=self.context.knowledge_version,
         )
 
     def _fail(self, turn: _Turn) -> Iterator[Event]:

@@ -2,7 +2,9 @@
 
 A model may write an id it never saw (a hallucination or a prompt injection
 in a document). Such ids are dropped from the citation list and marked in
-the text, so the reader sees that nothing backs them.
+the text, so the reader sees that nothing backs them. The caller passes as
+`returned` what the tools returned and, for other ids the answer writes (an
+incident a runbook quotes), those the user may read in the database.
 
 Two kinds of id are not citations and are left as written: an id the user
 typed (the answer repeats the question's words), and an id in a clause
@@ -55,6 +57,11 @@ _CLAUSE_END_RE = re.compile(
 )
 # "No incident other than INC-...": the id is the one that was found.
 _EXCEPT_RE = re.compile(r"\b(?:other\s+than|except(?:\s+for)?|apart\s+from|besides)\W*$", re.I)
+
+
+def cited_ids(text: str) -> set[str]:
+    """Every incident and document id written in `text`, normalised."""
+    return {_normalise(m.group(0)) for m in _ANY_ID_RE.finditer(text)}
 
 
 def check_citations(text: str, returned: Collection[str], *, typed: str = "") -> CheckedAnswer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +28,9 @@ from copilot.models import (
 from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
+from incidents.models import DatasetVersion
+from incidents.selectors import incident_ids_existing
+from knowledge.selectors import document_ids_existing
 
 GOLDEN_MIN_SIMILARITY = 0.6
 
@@ -219,6 +222,21 @@ def conversation_memory(
     messages = list(conversation_messages(conversation=conversation).only(*HISTORY_FIELDS))
     returned = {cited for m in messages if m.role == Message.Role.TOOL for cited in m.citations}
     return _whole_turns(messages, token_budget), returned
+
+
+def citable_ids_existing(
+    *,
+    ids: Collection[str],
+    incident_version: DatasetVersion | None = None,
+    knowledge_version: DatasetVersion | None = None,
+) -> set[str]:
+    """Which of these incident and document ids name a record the copilot may show
+    (active versions, or the pinned ones): the ids an answer may cite although no
+    tool returned them, such as an incident a runbook quotes."""
+    documents = {i for i in ids if i.startswith("KB")}
+    return incident_ids_existing(
+        incident_ids=set(ids) - documents, version=incident_version
+    ) | document_ids_existing(doc_ids=documents, version=knowledge_version)
 
 
 def _whole_turns(messages: list[Message], token_budget: int) -> list[Message]:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from copilot.services import golden_examples_import_file
 from incidentdesk.embedded import var_dir
+from incidents.importing import ImportResult
 from incidents.models import Dataset, DatasetVersion
 from incidents.services import incident_import_file
-from knowledge.services import knowledge_import_file
+from knowledge.services import knowledge_import_file, knowledge_validation_dates_shift
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 DEMO_INCIDENTS = "demo-incidents"
@@ -40,9 +43,7 @@ def demo_load() -> list[str]:
     _, incidents = incident_import_file(
         path=DEMO_DIR / "incidents.jsonl", dataset_name=DEMO_INCIDENTS, activate=True
     )
-    _, documents = knowledge_import_file(
-        path=DEMO_DIR / "knowledge.jsonl", dataset_name=DEMO_KNOWLEDGE, activate=True
-    )
+    documents = demo_knowledge_load(today=timezone.localdate())
     golden = golden_examples_import_file(path=DEMO_DIR / "golden_examples.jsonl")
     Dataset.objects.filter(name__in=[DEMO_INCIDENTS, DEMO_KNOWLEDGE]).update(
         description="Fictional demo data written for IncidentDesk."
@@ -52,6 +53,16 @@ def demo_load() -> list[str]:
         f"knowledge: {documents.summary()}",
         f"golden examples: created {golden.created}, unchanged {golden.unchanged}",
     ]
+
+
+def demo_knowledge_load(*, today: dt.date) -> ImportResult:
+    """The demo documents, their validation dates moved so the latest is `today`
+    (see knowledge_validation_dates_shift): most fresh, a few stale on purpose."""
+    knowledge, documents = knowledge_import_file(
+        path=DEMO_DIR / "knowledge.jsonl", dataset_name=DEMO_KNOWLEDGE, activate=True
+    )
+    knowledge_validation_dates_shift(version=knowledge, latest_on=today)
+    return documents
 
 
 def demo_login_ensure() -> DemoLogin:

@@ -259,6 +259,9 @@ class IncidentAdmin(admin.ModelAdmin[Incident]):
     action_form = ReviewActionForm
     actions = ["accept_reports", "merge_reports", "discard_reports"]
 
+    class Media:
+        css = {"all": ["css/admin.css"]}  # the merge field at phone width
+
     @admin.action(description="Accept the selected reports (reported → reviewed)")
     def accept_reports(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
         self._review(request, queryset, services.incident_review_accept, "accepted")

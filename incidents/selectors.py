@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -140,6 +140,17 @@ def incident_get_by_public_id(
         return None
     scope = incident_scope(version).select_related("version__dataset")
     return scope.filter(incident_id=wanted).order_by("-version__activated_at").first()
+
+
+def incident_ids_existing(
+    *, incident_ids: Collection[str], version: DatasetVersion | None = None
+) -> set[str]:
+    """Which of these normalised ids an incident in scope has: an answer may quote an
+    id from a document, which no search returned, and it is still a true citation."""
+    if not incident_ids:
+        return set()
+    found = incident_scope(version).filter(incident_id__in=list(incident_ids))
+    return set(found.values_list("incident_id", flat=True))
 
 
 def incident_get_by_searched_id(

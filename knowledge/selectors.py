@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -109,6 +109,16 @@ def document_scope(version: DatasetVersion | None = None) -> QuerySet[KnowledgeD
     if version is not None:
         return KnowledgeDocument.objects.filter(version=version)
     return KnowledgeDocument.objects.filter(version__status=DatasetVersion.Status.ACTIVE)
+
+
+def document_ids_existing(
+    *, doc_ids: Collection[str], version: DatasetVersion | None = None
+) -> set[str]:
+    """Which of these normalised ids a document in scope has (see incident_ids_existing)."""
+    if not doc_ids:
+        return set()
+    found = document_scope(version).filter(doc_id__in=list(doc_ids))
+    return set(found.values_list("doc_id", flat=True))
 
 
 Filter = str | Sequence[str] | None  # one value or any of several

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F, Max
 from django.utils import timezone
 
 from incidentdesk.embeddings import embed_texts
@@ -107,3 +108,19 @@ def knowledge_document_mark_validated(
     document.last_validated_at = now or timezone.now()
     document.save(update_fields=["last_validated_at", "updated_at"])
     return document
+
+
+def knowledge_validation_dates_shift(*, version: DatasetVersion, latest_on: dt.date) -> int:
+    """Move a version's validation dates by whole days so the latest falls on
+    `latest_on`, keeping how far apart they are; returns the documents moved.
+
+    Demo documents are written with fixed dates; loaded a year later, every one
+    would be stale. Shifted to the day they are loaded, the few written to be
+    stale stay stale and the rest stay fresh, whatever that day is.
+    """
+    documents = KnowledgeDocument.objects.filter(version=version, last_validated_at__isnull=False)
+    latest = documents.aggregate(latest=Max("last_validated_at"))["latest"]
+    if latest is None:
+        return 0
+    shift = latest_on - timezone.localtime(latest).date()
+    return documents.update(last_validated_at=F("last_validated_at") + shift)

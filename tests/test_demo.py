@@ -1,17 +1,19 @@
 """The demo data `make run` loads once, and the login it prints."""
 
+import datetime as dt
+
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.utils import timezone
 
 from copilot.models import GoldenExample
-from incidentdesk.demo import DEMO_DIR
+from incidentdesk.demo import demo_knowledge_load
 from incidents.models import DatasetVersion, Incident
 from incidents.parsing import date_from_incident_id
 from incidents.selectors import incident_search_similar
 from knowledge.models import KnowledgeDocument
 from knowledge.selectors import document_freshness
-from knowledge.services import knowledge_import_file
 
 pytestmark = pytest.mark.django_db
 
@@ -40,15 +42,18 @@ def test_the_demo_answers_the_original_question_by_vector_search() -> None:
     assert "INC-2025-08-24-001" in [hit.incident.incident_id for hit in hits]
 
 
-def test_demo_documents_are_mostly_fresh_with_a_few_stale_on_purpose() -> None:
-    """As of the last day the demo was curated: the stale banner marks a few, not all."""
-    knowledge_import_file(path=DEMO_DIR / "knowledge.jsonl", dataset_name="kb", activate=True)
+@pytest.mark.parametrize("years_from_now", [0, 3])
+def test_demo_documents_are_mostly_fresh_with_a_few_stale_on_purpose_on_the_day_loaded(
+    years_from_now: int,
+) -> None:
+    """Whatever day the demo is loaded: fixed dates went stale a month after curation."""
+    today = timezone.localdate() + dt.timedelta(days=365 * years_from_now)
+    demo_knowledge_load(today=today)
+    now = dt.datetime.combine(today, dt.time(12), tzinfo=dt.UTC)
     documents = list(KnowledgeDocument.objects.all())
-    curated_on = max(doc.last_validated_at for doc in documents if doc.last_validated_at)
-    stale = sorted(
-        doc.doc_id for doc in documents if document_freshness(doc, now=curated_on).is_stale
-    )
+    stale = sorted(doc.doc_id for doc in documents if document_freshness(doc, now=now).is_stale)
     assert all(doc.last_validated_at for doc in documents)  # nothing "Never validated"
+    assert max(doc.last_validated_at for doc in documents).date() == today
     assert 2 <= len(stale) <= len(documents) // 5, stale
     for doc in documents:  # validated after the incidents it cites, as a person would
         cited = [date_from_incident_id(i) for i in doc.related_incidents]

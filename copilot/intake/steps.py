@@ -201,14 +201,14 @@ def reported_incident_id(today: dt.date, message_id: int) -> str:
 def memory_retrieval(ctx: IntakeContext) -> str:
     """Similar past incidents and matching documents, by the copilot's own selectors."""
     query = _search_text(ctx)
-    search = incident_selectors.incident_search_similar(query=query, limit=SIMILAR_LIMIT)
+    search, similar = intake_selectors.similar_incident_search(query=query, limit=SIMILAR_LIMIT)
     ctx.similar = [
         incident_data(
             hit.incident, score=round(hit.score, 4), dataset=hit.incident.version.dataset.name
         )
-        for hit in search.hits
+        for hit in similar
     ]
-    found = ToolResult("", count=len(search.hits), broadened=search.expanded)
+    found = ToolResult("", count=len(ctx.similar), broadened=search.expanded)
     ctx.searched[Step.MEMORY_RETRIEVAL] = ("search_similar_incidents", {"query": query}, found)
     ctx.documents = knowledge_selectors.knowledge_search(query=query, limit=KNOWLEDGE_LIMIT).hits
     if not ctx.incident.get("service"):

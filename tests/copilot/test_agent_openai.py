@@ -7,6 +7,8 @@ call does not take a scripted reply, except in the title test.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -23,7 +25,7 @@ from tests.copilot.openai_server import (
     text_reply,
     tool_call_reply,
 )
-from tests.factories import GoldenExampleFactory
+from tests.factories import GoldenExampleFactory, incident_row, incidents_import
 
 pytestmark = pytest.mark.usefixtures("desk", "openai_settings")
 QUESTION = "Merchants get 403 after a key rotation"
@@ -205,3 +207,27 @@ def test_golden_examples_go_into_the_prompt_in_the_designs_wording(
         "### Direct Answer Available\nQuestion: Merchants get 403 after a key rotation\n"
         "Verified answer: Follow KB-RB-001." in prompt
     )
+
+
+def test_an_incident_id_quoted_from_a_document_is_verified_against_the_data(
+    conversation: Conversation, openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    # A runbook names incidents no search returned in this conversation: one that
+    # exists is a true citation, one in a staged (inactive) version or in no data
+    # at all stays marked.
+    staged = incident_row("INC-2025-11-11-001", title="Staged, not yet active")
+    incidents_import(tmp_path / "staged.jsonl", [staged], dataset_name="staged")
+    openai_server.script(
+        tool_call_reply([("search_knowledge", '{"query": "rotating API keys"}')]),
+        text_reply(
+            "Follow KB-RB-001. It was written after INC-2025-10-02-001, "
+            "and mentions INC-2025-11-11-001 and INC-2099-01-01-999."
+        ),
+    )
+    done = last(ask(conversation))
+    assert isinstance(done, DoneEvent)
+    assert done.citations == ["KB-RB-001", "INC-2025-10-02-001"]
+    assert done.dropped_citations == ["INC-2025-11-11-001", "INC-2099-01-01-999"]
+    assert "INC-2025-10-02-001," in done.content
+    assert "INC-2025-11-11-001 [unverified" in done.content
+    assert "INC-2099-01-01-999 [unverified" in done.content

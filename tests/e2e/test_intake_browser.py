@@ -17,6 +17,8 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.e2e
 REPORT = "Checkout API returns 502 after the 14:00 deploy"
+SIZES = [(1280, 900, "desktop"), (390, 844, "phone")]
+NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
 
 @pytest.fixture
@@ -45,12 +47,13 @@ def _send(page: Any, text: str) -> Any:
     return page.locator(".answer .intake-card").last
 
 
+@pytest.mark.parametrize(("width", "height", "name"), SIZES)
 def test_dave_reports_files_comments_and_reads_the_ledger(
-    live_daphne: str, browser: Any, dave: User, tmp_path: Any
+    live_daphne: str, browser: Any, dave: User, tmp_path: Any, width: int, height: int, name: str
 ) -> None:
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": height})
     _log_in(page, live_daphne)
 
     wrong = tmp_path / "error.png"
@@ -71,7 +74,7 @@ def test_dave_reports_files_comments_and_reads_the_ledger(
     expect(card.locator(".intake-list a.source").first).to_be_visible()  # actions cite sources
     expect(card).to_contain_text("owner:")
     expect(card).to_contain_text("reply “yes, file it”")
-    page.screenshot(path=SCREENSHOTS / "intake-report.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / f"intake-report-{name}.png", full_page=True)
 
     filed = _send(page, "yes, file it")
     key = Ticket.objects.get().key
@@ -83,10 +86,19 @@ def test_dave_reports_files_comments_and_reads_the_ledger(
     ledger = _send(page, "what did we decide?")
     expect(ledger).to_contain_text("Decision: keep the flag off")
     expect(ledger).to_contain_text(f"on {key}")
-    page.screenshot(path=SCREENSHOTS / "intake-ledger.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / f"intake-ledger-{name}.png", full_page=True)
+    assert page.evaluate(NO_SIDEWAYS_SCROLL) == 0  # the cards fit the phone's width
 
     page.reload()
     expect(page.locator(".answer .intake-card")).to_have_count(4)
+    ticket = page.get_by_role("link", name=key).first
+    ticket.scroll_into_view_if_needed()
+    ticket.click()  # report -> ticket, as on-call people follow it on a phone
+    page.wait_for_url(f"{live_daphne}/tickets/{key}/")
+    expect(page.get_by_role("heading", level=1)).to_contain_text(key)
+    page.screenshot(path=SCREENSHOTS / f"intake-ticket-{name}.png", full_page=True)
+    assert page.evaluate(NO_SIDEWAYS_SCROLL) == 0
+    page.close()
 
 
 @pytest.mark.parametrize(("width", "height", "name"), [(1280, 860, "desktop"), (390, 844, "phone")])
@@ -109,10 +121,7 @@ def test_a_deploy_report_offers_rollback_first_with_sources_and_no_raw_scores(
     similar = card.locator(".intake-panel").filter(has_text="Similar incidents")
     expect(similar.locator("li").first).to_contain_text("closest match")  # a word, not a score
     assert "score" not in card.inner_text().lower()
-    assert (
-        page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        == 0
-    )
+    assert page.evaluate(NO_SIDEWAYS_SCROLL) == 0
     actions.scroll_into_view_if_needed()  # the thread scrolls, not the page
     page.screenshot(path=SCREENSHOTS / f"intake-playbook-{name}.png")
     page.close()

@@ -119,7 +119,13 @@ def test_bob_merges_a_report_from_the_admin_into_the_id_he_types(
     _log_in(page, live_daphne, "bob", "/admin/incidents/incident/?review_status__exact=reported")
     page.locator(f'input[name="_selected_action"][value="{report.pk}"]').check()
     page.locator("select[name=action]").select_option("merge_reports")
-    page.get_by_label("Merge into incident id").fill("inc\u20132025-03-04\u2013001")
+    field = page.get_by_label("Merge into incident id")
+    page.screenshot(path=SCREENSHOTS / f"admin-review-merge-field-{name}.png")
+    box = field.bounding_box()
+    # A one-line text field at every width: at phone width Django's action bar
+    # stretched it to the height of its wrapped label, a box several lines tall.
+    assert box is not None and box["height"] <= 48 and box["width"] >= 160, box
+    field.fill("inc\u20132025-03-04\u2013001")
     page.get_by_role("button", name="Run", exact=True).click()
     expect(page.locator("ul.messagelist")).to_contain_text(
         f"{report.incident_id} merged into {reviewed.incident_id}"
