@@ -55,6 +55,11 @@ TODAY = dt.date(2026, 1, 10)
         ("runbooks for the ledger service", "search_knowledge",
          {"query": "runbooks for the ledger service", "limit": 10, "type_filter": "runbook",
           "service_filter": ["ledger"]}),
+        # A label before a colon is not a service filter when a pronoun follows it.
+        ("billing service: we retry forever on 429s, is that a known problem?",
+         "search_knowledge",
+         {"query": "billing service: we retry forever on 429s, is that a known problem?",
+          "limit": 10, "type_filter": "known_issue"}),
         ("lessons learned from big settlement outages", "search_knowledge",
          {"query": "lessons learned from big settlement outages", "limit": 10}),
         # Whether behaviour is known, and why things happen in general...

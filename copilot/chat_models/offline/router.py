@@ -587,7 +587,12 @@ def _knowledge(
     tags = _TAGGED_RE.findall(question)
     if tags:
         arguments["tag_filter"] = [tag.lower() for tag in tags]
-    services = [m.group("named") or m.group("listed") for m in _SERVICE_RE.finditer(question)]
+    services = [
+        name
+        for m in _SERVICE_RE.finditer(question)
+        # "go service: we have recover() in main…" labels the question; "we" is no service.
+        if (name := m.group("named") or m.group("listed")).lower() not in qp.MENTION_FILLER
+    ]
     if services:
         arguments["service_filter"] = services
     routes = [Route("search_knowledge", arguments, "knowledge")]
