@@ -350,6 +350,12 @@ _ERROR_CODE_RE = re.compile(
 _ERROR_CONTEXT_WORDS = {"error", "code", "failed", "exception", "denied"}
 
 
+def without_ticket_ask(text: str) -> str:
+    """The report without its ask for a ticket ("…, file a ticket"): the ask is no
+    part of the problem, and its words pull a search away from it."""
+    return _TICKET_CLAUSE_RE.sub("", text).strip(" ,;-")
+
+
 def title_for(text: str, fallback: str = "") -> str:
     """The report's first sentence, without greetings, "report an incident" and ticket asks."""
     cleaned = _TICKET_CLAUSE_RE.sub("", _clean(text))

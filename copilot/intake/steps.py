@@ -217,10 +217,10 @@ def memory_retrieval(ctx: IntakeContext) -> str:
 
 
 def _search_text(ctx: IntakeContext) -> str:
-    """The report without its time words ("since 14:00", "today"): they are when it
-    happened, not a filter on past incidents."""
+    """The report without its time words ("since 14:00", "today"), which say when it
+    happened, not a filter on past incidents, and without its ask for a ticket."""
     _, rest = qp.parse_time_window(ctx.description or ctx.text, ctx.today)
-    return rest[:2000]
+    return (rules.without_ticket_ask(rest) or rest)[:2000]
 
 
 def _service_from_similar(similar: list[dict[str, Any]]) -> str:

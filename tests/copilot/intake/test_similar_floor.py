@@ -61,3 +61,14 @@ def test_the_card_of_a_502_after_a_deploy_shows_the_502s_and_not_other_gateway_f
     # at peak, acquirer timeouts, a feature flag): the card showed all five.
     shown = [item["incident_id"] for item in intake_data(events)["similar_incidents"]]
     assert shown == ["INC-2024-11-04-001"]  # 502s after an ingress controller upgrade
+
+
+def test_the_ask_for_a_ticket_does_not_hide_the_similar_incidents(
+    two_applications: set[str], alice: User
+) -> None:
+    """ "…, file a ticket" is no part of the problem: searched with the report, its
+    words pulled the 502 incident below the floor (cosine 0.33)."""
+    conversation = conversation_create(owner=alice)
+    events = say(conversation, alice, "Checkout 502s right now, file a ticket")
+    shown = [item["incident_id"] for item in intake_data(events)["similar_incidents"]]
+    assert "INC-2024-11-04-001" in shown
