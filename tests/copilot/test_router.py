@@ -281,7 +281,14 @@ def test_several_ids_are_looked_up_together() -> None:
     [("Which one lasted longest?", ("longest", "duration")),
      ("which incident was the most recent?", ("most recent", "date")),
      ("Which one had the broadest impact?", ("broadest", "breadth")),
-     ("What was the mitigation?", None)],
+     ("What was the mitigation?", None),
+     ("what was the longest outage of those?", ("longest", "duration")),
+     ("which of them took the longest to fix", ("longest", "duration")),
+     ("which company had the biggest outage?", ("biggest", "breadth")),
+     # A part of one incident, not a comparison of the incidents shown.
+     ("which region stayed down longest?", None),
+     ("what customer segment got hit worst?", None),
+     ("which step of the restore took the longest?", None)],
 )  # fmt: skip
 def test_superlatives_name_what_to_compare(question: str, expected: tuple | None) -> None:
     assert superlative(question) == expected

@@ -102,10 +102,43 @@ _DOCUMENT_RE = re.compile(
 )
 
 
-def superlative(question: str) -> tuple[str, str] | None:
-    """ "Which one lasted longest?" → ("longest", "duration")."""
-    match = _SUPERLATIVE_RE.search(question)
+# What "which …" may name when it compares the incidents shown: the incidents
+# themselves, or what tells them apart (the company, the application). Any other
+# noun ("which sender type took longest?", "which region was hit worst?") is a
+# part of one incident: a detail of the record in focus, not a comparison.
+_COMPARED_NOUNS = frozenset(
+    {
+        "one", "ones", "of", "among", "incident", "incidents", "outage", "outages", "event",
+        "events", "issue", "issues", "problem", "problems", "case", "cases", "failure",
+        "failures", "company", "companies", "vendor", "vendors", "provider", "providers",
+        "app", "apps", "application", "applications", "service", "services", "product",
+        "products", "platform", "platforms",
+    }
+)  # fmt: skip
+_WHICH_NOUN_RE = re.compile(r"\b(?:which|what)\s+(?P<word>[a-z][\w-]*)", re.IGNORECASE)
+# Words that start a clause rather than a noun phrase: "which lasted longest?".
+_CLAUSE_STARTS = frozenset(
+    {
+        "was", "were", "is", "are", "s", "did", "does", "do", "had", "has", "have", "lasted",
+        "last", "took", "take", "caused", "went", "hit", "affected", "would", "could",
+        "the", "a", "an", "here", "there", "came", "happened", "impacted", "ran", "got",
+    }
+)  # fmt: skip
+
+
+def _compares_incidents(question: str) -> bool:
+    match = _WHICH_NOUN_RE.search(question)
     if match is None:
+        return True
+    word = match.group("word").lower()
+    return word in _COMPARED_NOUNS or word in _CLAUSE_STARTS
+
+
+def superlative(question: str) -> tuple[str, str] | None:
+    """ "Which one lasted longest?" → ("longest", "duration"); None for a question
+    about a part of one incident ("which sender type took longest?")."""
+    match = _SUPERLATIVE_RE.search(question)
+    if match is None or not _compares_incidents(question):
         return None
     word = " ".join(match.group("word").split())
     return word, SUPERLATIVES[word.lower()]
@@ -321,7 +354,7 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
         return "similar"
     if _RECURRENCE_RE.search(question):
         return "recurrence"
-    if _SUPERLATIVE_RE.search(question):
+    if superlative(question):
         return "superlative"
     if _SELECT_MANY_RE.search(question):
         return "select_many"
@@ -371,7 +404,7 @@ def points_back(question: str) -> bool:
         or _DATED_POINTER_RE.search(question)
         or _POINTER_RE.search(question)
         or (named_item(question) and _NAME_RE.search(question))
-        or _SUPERLATIVE_RE.search(question)
+        or superlative(question)
         or _SIMILAR_RE.search(question)
         or (_RECURRENCE_RE.search(question) and has_reference(question))
     )
