@@ -239,3 +239,55 @@ def test_nothing_matched_is_said_before_a_verified_answer() -> None:
     led = lead_with_verified(golden, answer, [])
     assert led.startswith("**No incident matched severity SEV1.**\n\n### Verified answer")
     assert "### From the records\n\nThe nearest matches without that filter:" in led
+
+
+NIGHTLY = Row(
+    "INC-2025-06-03-001",
+    "Ledger writes fail when the id column fills up",
+    body="At 02:40 UTC on 3 June 2025 every ledger write started failing. "
+    "The team paused the importers and widened the column on a replica. "
+    "The backlog was drained by 11:30 the same morning.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [("what time did it kick off?", "> At 02:40 UTC"),
+     ("when did it start?", "> At 02:40 UTC"),
+     ("what time was everything back to normal?", "> The backlog was drained by 11:30")],
+)  # fmt: skip
+def test_what_time_quotes_the_phase_asked_about(question: str, expected: str) -> None:
+    """Onset and recovery both carry a time of day; the ask says which one."""
+    answer = write_answer(question, lookups(NIGHTLY), STATE)
+    assert expected in answer
+    other = "11:30" if "02:40" in expected else "02:40"
+    assert f"> {other}" not in answer and other not in answer.split("From **")[0]
+
+
+WIPED = Row(
+    "INC-2024-02-11-001",
+    "Sync client deletes a user's files",
+    root_cause="An install script removed a path built from an empty variable.",
+    body="On 11 February 2024 a user reported that after moving the sync folder to a second disk "
+    "and linking it back, starting the client deleted every file they owned. "
+    "Support said the same bug had been reported before without being looked at.",
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what were they doing right before it happened?",
+     "what led up to it?",
+     "what was the user doing just prior to the wipe?"],
+)  # fmt: skip
+def test_what_came_just_before_quotes_the_circumstances(question: str) -> None:
+    answer = write_answer(question, lookups(WIPED), STATE)
+    assert answer.startswith("> On 11 February 2024 a user reported that after moving")
+
+
+def test_a_record_not_marked_a_repeat_still_quotes_an_earlier_occurrence() -> None:
+    answer = write_answer("had it happened before?", lookups(WIPED), STATE)
+    assert answer.startswith(f"No: {WIPED.incident_id} is not recorded as a repeat incident")
+    assert "> Support said the same bug had been reported before" in answer
+    quiet = write_answer("had it happened before?", lookups(POOL), STATE)
+    assert quiet.startswith(f"No: {POOL.incident_id} is not recorded as a repeat incident.\n")

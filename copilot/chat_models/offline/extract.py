@@ -46,6 +46,12 @@ FIELD_CUES: dict[str, re.Pattern[str]] = {
                                   re.I),
     "Impacted Application": re.compile(
         r"\bwhich\s+(?:service|system|app|product|part)\b|\baffect\w*|\bimpact\w*|\bhit\b", re.I),
+    # What was going on just before: the circumstances, which the body tells, not
+    # the cause field ("what were they doing right before it happened?").
+    "Circumstances": re.compile(
+        r"\b(?:right|just|shortly|immediately)\s+(?:before|prior)\b|\blead(?:ing)?\s+up\b|"
+        r"\bled\s+up\b|\bpreced\w*|\bwhat\s+(?:were|was)\s+(?:they|you|we|he|she|the\s+\w+)\s+"
+        r"(?:doing|trying|working\s+on)\b|\bwhat\s+set\s+(?:it|this|that)\s+off\b", re.I),
 }  # fmt: skip
 # "Who got hit?", "which customers were affected?", "what was the blast radius?".
 AFFECTED_RE = re.compile(
@@ -66,7 +72,9 @@ _FIELDS = (*FIELD_CUES, "Title", "Category", "Severity")
 # ("Repeat Incident: Yes" says less than "two days after an earlier outage").
 _SAYS: dict[str, re.Pattern[str]] = {
     "Repeat Incident": re.compile(
-        r"\b(?:earlier|previous|again|recurr\w*|repeat\w*|second\s+time|same\s+\w+\s+as)\b", re.I
+        r"\b(?:earlier|previous\w*|again|recurr\w*|repeat\w*|second\s+time|same\s+\w+\s+as|"
+        r"(?:had|has|have)\s+(?:\w+\s+){0,3}before|(?:done|seen|happened|surfaced)\s+before)\b",
+        re.I,
     ),
     "Accountable Party": re.compile(
         r"\b(?:vendor|provider|supplier|contractor|third[- ]party)\b", re.I
@@ -75,6 +83,9 @@ _SAYS: dict[str, re.Pattern[str]] = {
         r"\b(?:affect\w*|disrupt\w*|impact\w*|customers?|users?|clients?|along\s+with)\b", re.I
     ),
     "Occurred At": _CLOCK_RE,
+    "Circumstances": re.compile(
+        r"\b(?:after|when|while|during|following|as\s+soon\s+as|once)\b", re.I
+    ),
     "Mitigation": re.compile(
         r"\b(?:fix\w*|restor\w*|recover\w*|revert\w*|roll\w*\s*back|pulled|by\s+hand|manual\w*|"
         r"workaround|reboot\w*|restart\w*|resolv\w*)\b",
@@ -101,7 +112,7 @@ ANSWERS_FROM = 0.35
 SECOND_WITHIN = 0.08  # a second sentence is quoted when it ranks this close
 _FILLER = frozenset(
     "a an and are as at be by did do does for from had has have how in is it its of on "  # noqa: SIM905 - a word list reads better as prose
-    "or the that this to was were what when which who why with".split()
+    "or the that this to was were what when which who why with before".split()
 )
 
 
@@ -187,8 +198,18 @@ def best_answer(question: str, record: Record) -> tuple[list[str], bool]:
     best = [order[0]]
     if len(order) > 1 and order[0].score - order[1].score <= SECOND_WITHIN:
         best.append(order[1])
-    cued = order[0].field and FIELD_CUES.get(order[0].field, _NEVER).search(question)
-    return [_quoted(c) for c in best], bool(cued) or order[0].score >= ANSWERS_FROM
+    return [_quoted(c) for c in best], _speaks_to_cue(order[0], question) or (
+        order[0].score >= ANSWERS_FROM
+    )
+
+
+def _speaks_to_cue(candidate: Candidate, question: str) -> bool:
+    """The candidate is the field the question names, or a body sentence that
+    speaks to it ("what led up to it?": "after moving the folder, …")."""
+    if candidate.field:
+        return bool(FIELD_CUES.get(candidate.field, _NEVER).search(question))
+    cued = (name for name, cue in FIELD_CUES.items() if cue.search(question))
+    return any(_SAYS.get(name, _NEVER).search(candidate.text) for name in cued)
 
 
 def _quoted(candidate: Candidate) -> str:
@@ -209,12 +230,46 @@ def best_body_sentences(question: str, record: Record) -> list[str]:
     return sorted((c.text for c in best), key=order.index)
 
 
+def earlier_occurrences(question: str, record: Record) -> list[str]:
+    """The body sentence that tells of the same thing happening before, when one
+    answers well enough: a record not marked a repeat may still say so."""
+    says = _SAYS["Repeat Incident"]
+    body = [c for c in ranked(question, record) if not c.field and says.search(c.text)]
+    return [c.text for c in body[:1] if c.score >= ANSWERS_FROM]
+
+
 def sentences_saying(question: str, record: Record, field: str) -> list[str]:
     """The body sentence (one, or two as close) that speaks to `field`, best for
     `question` first; none when no sentence does."""
     says = _SAYS[field]
     body = [c for c in ranked(question, record) if not c.field and says.search(c.text)]
     return [c.text for c in body[:2] if body[0].score - c.score <= SECOND_WITHIN]
+
+
+# The phase of an incident a "what time…" asks about, and the words a sentence
+# uses for it: "what time did it kick off?" is the onset ("At 15:10 every upload
+# started failing"), "what time were PUTs working again?" the recovery.
+_RECOVERY_ASKED_RE = re.compile(
+    r"\b(?:again|back|recover\w*|restor\w*|fixed|resolv\w*|end(?:ed)?|over|clear\w*|normal|"
+    r"stop(?:ped)?|finish\w*)\b",
+    re.IGNORECASE,
+)
+_ONSET_SAID_RE = re.compile(
+    r"\b(?:start\w*|began|begin\w*|onset|first|from|kicked\s+off|broke|went\s+down)\b", re.I
+)
+_RECOVERY_SAID_RE = re.compile(
+    r"\b(?:again|back|recover\w*|restor\w*|resolv\w*|ended|until|by|clear\w*|normal|fixed|"
+    r"processed|complet\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def times_of_phase(question: str, record: Record) -> list[str]:
+    """The sentences giving a time of day, those of the phase asked about (onset
+    or recovery) first."""
+    timed = [c.text for c in ranked(question, record) if not c.field and _CLOCK_RE.search(c.text)]
+    phase = _RECOVERY_SAID_RE if _RECOVERY_ASKED_RE.search(question) else _ONSET_SAID_RE
+    return sorted(timed, key=lambda sentence: not phase.search(sentence))[:1]
 
 
 # Where one message asks two things ("when did it start and how long did it last?").

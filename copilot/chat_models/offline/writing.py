@@ -278,7 +278,11 @@ def _repeat(question: str, record: Record) -> str:
     if record.get("Repeat Incident") == "Yes":
         lead = f"Yes: {record.id} is recorded as a repeat of an earlier incident."
         return _with_evidence(lead, question, record)
-    return f"No: {record.id} is not recorded as a repeat incident."
+    lead = f"No: {record.id} is not recorded as a repeat incident."
+    earlier = extract.earlier_occurrences(question, record)
+    if earlier:
+        lead = lead[:-1] + ", though the record says:"
+    return "\n".join([lead, *(f"> {sentence}" for sentence in earlier)])
 
 
 def _with_evidence(lead: str, question: str, record: Record) -> str:
@@ -299,7 +303,7 @@ def _started(question: str, record: Record) -> str:
     """When it began: the record's date, and the sentence that gives the time of day."""
     when = record.get("Occurred At")
     lead = f"Recorded date: {when}." if when else "The record gives no date."
-    sentences = extract.sentences_saying(question, record, "Occurred At")
+    sentences = extract.times_of_phase(question, record)
     return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
 
 
