@@ -291,3 +291,18 @@ def test_a_record_not_marked_a_repeat_still_quotes_an_earlier_occurrence() -> No
     assert "> Support said the same bug had been reported before" in answer
     quiet = write_answer("had it happened before?", lookups(POOL), STATE)
     assert quiet.startswith(f"No: {POOL.incident_id} is not recorded as a repeat incident.\n")
+
+
+def test_a_repeat_quotes_the_earlier_occurrence_over_a_second_wave_within_it() -> None:
+    """ "Again" also tells of a second wave inside one incident; "an earlier outage"
+    is what makes it a repeat."""
+    twice = Row(
+        "INC-2024-03-02-001",
+        "Chat servers crash after a TLS update",
+        repeat_incident=True,
+        body="Chat servers crashed on 2 March, three days after an earlier outage. "
+        "Clients reconnected at once and overwhelmed the databases again.",
+    )
+    answer = write_answer("was it a repeat?", lookups(twice), STATE)
+    assert "> Chat servers crashed on 2 March, three days after an earlier outage." in answer
+    assert "overwhelmed the databases again" not in answer.split("From **")[0]

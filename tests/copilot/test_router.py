@@ -174,6 +174,13 @@ def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, 
         ("the September 2025 one: how long did it last?", SECOND),
         ("the second one, september 2025 - what kicked it off?", SECOND),
         ("the one where the report lost rows — when did it start?", SECOND),
+        # The pointer comes first; an ordinal in the ask after it is a part of that
+        # incident ("the second degradation"), not the second item of the list.
+        ("the October 2025 one, when did the second slowdown start?", FIRST),
+        ("the settlement one: what did the first retry do?", SECOND),
+        # What the incident's own write-up says is a detail of its record.
+        ("the second one: what did the postmortem recommend?", SECOND),
+        ("What does their write-up say caused it?", FIRST),
         ("What broke in the Redis one?",
          [("search_similar_incidents", {"query": "Redis Checkout Gateway", "limit": 5})]),
         ("Which of those were caused by a vendor?", FIRST + SECOND),

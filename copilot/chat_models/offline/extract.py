@@ -146,6 +146,12 @@ _POINTER_CLAUSE_RE = re.compile(
 )
 
 
+def pointer_clause(question: str) -> str:
+    """The clause that points at a record before the ask ("the 2019 one,"), or ""."""
+    match = _POINTER_CLAUSE_RE.match(question)
+    return match.group(0) if match else ""
+
+
 def the_ask(question: str) -> str:
     """The question without the clause pointing at the record: the pointer's words
     (the cause that names it) must not pull the answer to them."""
@@ -230,12 +236,19 @@ def best_body_sentences(question: str, record: Record) -> list[str]:
     return sorted((c.text for c in best), key=order.index)
 
 
-def earlier_occurrences(question: str, record: Record) -> list[str]:
-    """The body sentence that tells of the same thing happening before, when one
-    answers well enough: a record not marked a repeat may still say so."""
+# "Again" also says a thing happened twice within one incident ("again overwhelming
+# the databases"); an earlier or previous one says it happened before.
+_BEFORE_SAID_RE = re.compile(r"\b(?:earlier|previous\w*|before|prior|recurr\w*)\b", re.I)
+
+
+def earlier_occurrences(question: str, record: Record, *, recorded: bool) -> list[str]:
+    """The body sentence that tells of the same thing happening before: the best
+    one when the record is marked a repeat; when it is not, only one that answers
+    well enough."""
     says = _SAYS["Repeat Incident"]
     body = [c for c in ranked(question, record) if not c.field and says.search(c.text)]
-    return [c.text for c in body[:1] if c.score >= ANSWERS_FROM]
+    body.sort(key=lambda c: not _BEFORE_SAID_RE.search(c.text))
+    return [c.text for c in body[:1] if recorded or c.score >= ANSWERS_FROM]
 
 
 def sentences_saying(question: str, record: Record, field: str) -> list[str]:

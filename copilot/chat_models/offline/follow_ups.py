@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from copilot.chat_models.offline.extract import pointer_clause
 from copilot.chat_models.offline.routes import (
     DEFAULT_LIMITS,
     LISTING_LIMIT,
@@ -134,6 +135,21 @@ def _compares_incidents(question: str) -> bool:
     return word in _COMPARED_NOUNS or word in _CLAUSE_STARTS
 
 
+# What the incident's own write-up says ("what did the postmortem recommend?",
+# "according to their report…"): a detail of the record, not a request for documents.
+_OWN_REPORT_RE = re.compile(
+    r"\b(?:the|its|their|that)\s+(?:post-?mortem|write-?up|report|rca|retro(?:spective)?|review)"
+    r"\s+(?:say|says|said|recommend\w*|conclude\w*|find|found|mention\w*|suggest\w*|"
+    r"call\w*\s+for|blame\w*|propos\w*|admit\w*|list\w*)\b"
+    r"|\b(?:according\s+to|in)\s+(?:the|its|their)\s+(?:post-?mortem|write-?up|report|rca)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_its_own_report(question: str) -> bool:
+    return bool(_OWN_REPORT_RE.search(question))
+
+
 def superlative(question: str) -> tuple[str, str] | None:
     """ "Which one lasted longest?" → ("longest", "duration"); None for a question
     about a part of one incident ("which sender type took longest?")."""
@@ -233,7 +249,12 @@ def selected_item(
 ) -> Remembered | None:
     """The item a follow-up points at: by ordinal, by name (None if no item has
     it), else the first. An ordinal or a name the focus cannot answer is read
-    against the listing before it (`listed`), when there was one."""
+    against the listing before it (`listed`), when there was one.
+
+    A clause that points first ("the 2019 one, when did the second degradation
+    start?") is the whole pointer: an ordinal in the ask after it is a part of
+    the incident, not an item of the list."""
+    question = pointer_clause(question) or question
     ordinal = _ORDINAL_RE.search(question)
     if ordinal:
         digit = ordinal.group("d")
@@ -348,7 +369,8 @@ _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
 def follow_up_kind(question: str, state: ConversationState, *, about_documents: bool) -> str:
     """How a follow-up refers back: knowledge | similar | recurrence | superlative |
     select_many | one."""
-    if about_documents or _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question):
+    asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
+    if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"
     if _SIMILAR_RE.search(question):
         return "similar"

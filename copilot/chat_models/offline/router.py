@@ -200,7 +200,9 @@ def _follow_up_kind(
     # the model itself leans to documents (among search intents alone, a detail
     # question such as "what set it off?" leans anywhere).
     # Naming a kind of document ("is that a known issue?") leans there in words.
-    asks_for_documents = guess.intent == "knowledge" or document_asked(question) is not None
+    asks_for_documents = not follow_ups.asks_its_own_report(question) and (
+        guess.intent == "knowledge" or document_asked(question) is not None
+    )
     documents_about_it = asks_for_documents and follow_ups.has_reference(question)
     referring = (
         guess.intent == "follow_up"

@@ -277,9 +277,10 @@ def _accountable(question: str, record: Record) -> str:
 def _repeat(question: str, record: Record) -> str:
     if record.get("Repeat Incident") == "Yes":
         lead = f"Yes: {record.id} is recorded as a repeat of an earlier incident."
-        return _with_evidence(lead, question, record)
+        earlier = extract.earlier_occurrences(question, record, recorded=True)
+        return "\n".join([lead, *(f"> {sentence}" for sentence in earlier)])
     lead = f"No: {record.id} is not recorded as a repeat incident."
-    earlier = extract.earlier_occurrences(question, record)
+    earlier = extract.earlier_occurrences(question, record, recorded=False)
     if earlier:
         lead = lead[:-1] + ", though the record says:"
     return "\n".join([lead, *(f"> {sentence}" for sentence in earlier)])
