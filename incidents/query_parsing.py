@@ -29,7 +29,9 @@ UNIT_DAYS = {"hour": 1 / 24, "day": 1, "week": 7, "fortnight": 14, "month": 30, 
 MONTHS = {name: i for i, name in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september",
      "october", "november", "december"], start=1)}  # fmt: skip
-_MONTH_RE = "|".join(list(MONTHS) + [m[:3] for m in MONTHS if m != "may"])
+# A month's name or abbreviation, as a regular expression's alternatives.
+MONTH_PATTERN = "|".join(list(MONTHS) + [m[:3] for m in MONTHS if m != "may"])
+_MONTH_RE = MONTH_PATTERN
 _NUMBER_RE = r"\d+|" + "|".join(NUMBER_WORDS)
 
 

@@ -412,10 +412,17 @@ def test_documentation_asked_for_without_a_type_asks_for_documents(question, too
         # One event of an application, told apart by "the" or a describing word...
         ("the big codespaces outage", "search_similar_incidents"),
         ("codespaces 9h outage", "search_similar_incidents"),
+        # ...by the day it happened, or by a word for one event.
+        ("codespaces failing to start on 12 june 2025", "search_similar_incidents"),
+        ("codespaces down 2025-03-04", "search_similar_incidents"),
+        ("codespaces march 4th", "search_similar_incidents"),
+        ("codespaces launch fiasco", "search_similar_incidents"),
+        ("payu core data leak", "search_similar_incidents"),
         # ...against its incidents as a list.
         ("codespaces outages", "get_incidents_by_application"),
         ("every codespaces incident", "get_incidents_by_application"),
         ("codespaces incident history", "get_incidents_by_application"),
+        ("payu core leaks", "get_incidents_by_application"),
     ],
 )
 def test_one_event_of_an_application_is_searched_not_listed(question: str, tool: str) -> None:

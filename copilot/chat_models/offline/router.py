@@ -238,6 +238,10 @@ def _decide(
     """The intent to act on, and why, when the model is unsure."""
     (first, p1), (second, p2) = guess.ranked[0], guess.ranked[1]
     unfit = _listing_without_slot(question, first, catalog, today)
+    if unfit.startswith(ONE_EVENT_OF) and not document_asked(question):
+        # One event of a named application is what a search finds, whatever the
+        # model leaned to after the listing.
+        return "similar", f"{first} {p1:.2f} but {unfit}"
     if unfit:
         return _decided_without(
             question, guess, first, f"{first} {p1:.2f} but {unfit}", catalog, today, probe
@@ -309,6 +313,9 @@ def _decided_without(
 Weighing = tuple[str, str] | None
 
 
+ONE_EVENT_OF = "names one event of"
+
+
 def _listing_without_slot(
     question: str, intent: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date
 ) -> str:
@@ -318,7 +325,7 @@ def _listing_without_slot(
         if mention is None:
             return "no application named"
         if _names_one_event(question, mention):
-            return f"names one event of {mention.subject}, not a listing"
+            return f"{ONE_EVENT_OF} {mention.subject}, not a listing"
     if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
         return "no time window"
     return ""
@@ -502,8 +509,16 @@ def _by_application_named(
 
 # One event said in the singular ("outage", "incident", "meltdown"), not "incident history".
 _ONE_EVENT_RE = re.compile(
-    r"\b(?:outage|incident|failure|meltdown|mess|disaster|breakage|event|degradation|crash)\b"
+    r"\b(?:outage|incident|failure|meltdown|mess|disaster|breakage|event|degradation|crash|"
+    r"fiasco|debacle|snafu|catastrophe|blow-?up|breach|hack|leak|wipe-?out|screw-?up|"
+    r"fire|glitch|blip)\b"
     r"(?!\s+(?:history|list|log|records?|count|summary|overview|reports?|rate|trends?))",
+    re.IGNORECASE,
+)
+# A day, not a window: "on 12 june 2025", "june 12th", "2025-06-12".
+_ONE_DAY_RE = re.compile(
+    rf"\b(?:19|20)\d\d-\d\d-\d\d\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{qp.MONTH_PATTERN})\b"
+    rf"|\b(?:{qp.MONTH_PATTERN})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!\d)",
     re.IGNORECASE,
 )
 _DEFINITE_RE = re.compile(r"\b(?:the|that|this)\b", re.IGNORECASE)
@@ -514,6 +529,8 @@ def _names_one_event(question: str, mention: qp.ApplicationMention) -> bool:
     """ "The big Roblox outage", "Fastly's global outage": one event of the application,
     told apart by a determiner or a describing word, which a search finds; "Roblox
     outages" and "CrowdStrike incident" list the application's incidents."""
+    if _ONE_DAY_RE.search(question):
+        return True  # "codespaces down on 12 june 2025": one day is one event
     rest = " ".join(_without_name(question, mention))  # the name's own words are not the event
     event = _ONE_EVENT_RE.search(rest)
     if event is None or _EVERY_RE.search(rest[: event.start()]):
