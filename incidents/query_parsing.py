@@ -647,7 +647,7 @@ def match_applications(
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
         return None
-    found = _with_other_names(found, catalog)
+    found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
 
 
@@ -687,6 +687,29 @@ def _with_other_names(
         for e in catalog
         if any(
             alias in e.application.lower() and company == e.company for alias, company in aliases
+        )
+    ]
+    return tuple(dict.fromkeys((*found, *more)))
+
+
+def _with_acronym_siblings(
+    found: tuple[str, ...], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """A product's acronym names it too: "AWS Elastic Load Balancing us-east-1" is
+    the ELB that "AWS EC2 / EBS / RDS / ELB us-east-1" lists, so "aws load
+    balancers" finds both (within the company)."""
+    companies = {e.application: e.company for e in catalog}
+    acronyms = {
+        (acronym.upper(), companies.get(name, ""))
+        for name in found
+        for acronym, _ in _inner_acronyms(re.sub(r"\s*\(.*?\)", "", name))
+    }
+    more = [
+        e.application
+        for e in catalog
+        if any(
+            company == e.company and re.search(rf"\b{acronym}\b", e.application)
+            for acronym, company in acronyms
         )
     ]
     return tuple(dict.fromkeys((*found, *more)))

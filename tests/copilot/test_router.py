@@ -556,3 +556,14 @@ def test_a_document_kind_first_or_how_a_system_works_asks_for_documents(question
 
 def test_a_terse_request_for_a_kind_of_document_is_not_a_greeting() -> None:
     assert plan_of("list postmortems", ConversationState())[0][0] == "search_knowledge"
+
+
+def test_a_name_with_only_listing_words_lists_the_application() -> None:
+    """ "gce persistent disk outages" reads like a symptom to the model, but besides
+    the name there is nothing a search could rank by."""
+    catalog = [*CATALOG, qp.ApplicationEntry.of("Google Compute Engine Persistent Disk "
+                                                "europe-west1-b", "Google Cloud")]  # fmt: skip
+    decision = route("GCE persistent disk outages", catalog=catalog, today=TODAY)
+    assert decision.tool == "get_incidents_by_application"
+    searched = route("GCE persistent disk latency after snapshots", catalog=catalog, today=TODAY)
+    assert searched.tool == "search_similar_incidents"

@@ -303,3 +303,17 @@ def test_another_companys_name_counts_only_inside_a_product_of_a_company_also_na
 def test_a_mention_keeps_the_words_that_named_it_as_typed() -> None:
     mention = qp.find_application_mention("block storage tier problems (acme side)", SPELLINGS)
     assert mention is not None and mention.said == ("block storage tier", "acme")
+
+
+def test_a_products_acronym_in_another_entry_names_the_same_product() -> None:
+    """ "Elastic Load Balancing" is the ELB that a list of products writes as such;
+    another company's ELB is not meant."""
+    catalog = [
+        qp.ApplicationEntry.of("Cumulus Elastic Load Balancing eu-west-2", "Cumulus Cloud"),
+        qp.ApplicationEntry.of("Cumulus VM / DISK / ELB eu-west-2", "Cumulus Cloud"),
+        qp.ApplicationEntry.of("Cumulus VM ap-south-1", "Cumulus Cloud"),
+        qp.ApplicationEntry.of("Nimbus ELB gateway", "Nimbus"),
+    ]
+    mention = qp.find_application_mention("cumulus load balancer outages", catalog)
+    assert mention is not None
+    assert mention.match.applications == (catalog[0].application, catalog[1].application)

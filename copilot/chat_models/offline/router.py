@@ -274,6 +274,11 @@ def _decide(
         # what to do, which documents answer (the past fixes come with them), however
         # close a past incident reads.
         return "knowledge", f"{first} {p1:.2f}, but the last words ask what to do"
+    if first in {"similar", "knowledge"} and "by_application" in dict(guess.ranked):
+        subject = _only_names_an_application(question, catalog)
+        if subject:
+            # "gce persistent disk outages": a name and listing words, nothing to search.
+            return "by_application", f"{first} {p1:.2f}, but names only {subject}"
     if p1 >= UNSURE_BELOW or p2 < EVIDENCE_FROM:
         return _slots_agree(question, first, guess, catalog, today, sure=p1 >= UNSURE_BELOW)
     considered = f"{first} {p1:.2f} vs {second} {p2:.2f}"
@@ -523,6 +528,15 @@ _ONE_DAY_RE = re.compile(
 )
 _DEFINITE_RE = re.compile(r"\b(?:the|that|this)\b", re.IGNORECASE)
 _EVERY_RE = re.compile(r"\b(?:every|each|all|any|which)\b", re.IGNORECASE)
+
+
+def _only_names_an_application(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str:
+    """The application's name, when the question says nothing else that a search
+    could rank by (its other words only list: "outages", "any incidents?")."""
+    mention = qp.find_application_mention(question, catalog)
+    if mention is None or _names_one_event(question, mention):
+        return ""
+    return mention.subject if _words_beside(question, mention) == 0 else ""
 
 
 def _names_one_event(question: str, mention: qp.ApplicationMention) -> bool:
