@@ -110,7 +110,14 @@ class TurnDecision:
 
 
 def is_question(text: str) -> bool:
-    return "?" in text or bool(_QUESTION_START_RE.search(text))
+    """A question mark, or a sentence or last clause that opens as a question:
+    "ddos hitting our edge right now, what's the procedure" asks what to do."""
+    last_clause = _LAST_CLAUSE_RE.split(text.strip())[-1]
+    return "?" in text or any(_QUESTION_START_RE.search(part) for part in (text, last_clause))
+
+
+# Where a message's last clause starts: after a sentence's end, a comma or a dash.
+_LAST_CLAUSE_RE = re.compile(r"[.!;:,\n]\s*|\s[-\u2013\u2014]+\s")
 
 
 def wants_ticket(text: str) -> bool:

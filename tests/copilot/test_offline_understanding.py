@@ -138,3 +138,38 @@ def test_a_greeting_leaves_the_conversation_untitled_until_a_question(alice: Use
     question = ask(conversation, alice, "settlement report missing rows?")
     title = next(e for e in question if isinstance(e, TitleEvent)).title
     assert 2 <= len(title.split()) <= 4
+
+
+def test_after_a_document_has_that_happened_searches_incidents_of_its_subject(
+    alice: User,
+) -> None:
+    """The dialogue state remembers the documents a turn was about: "has that bitten
+    anyone?" asks for incidents like the document's subject, not a detail of the
+    past fix shown under it."""
+    conversation = conversation_create(owner=alice)
+    first = ask(conversation, alice, "is there a known issue about gateways caching secrets?")
+    assert done_of(first).content.startswith("The most relevant known issue is **KB-KI-001**")
+    follow_up = ask(conversation, alice, "has that bitten anyone before?")
+    assert tools_of(follow_up) == [
+        ("search_similar_incidents",
+         {"query": "Gateway secret caches keep old keys for a day", "limit": 5})
+    ]  # fmt: skip
+    assert "INC-2025-08-24-001" in done_of(follow_up).citations
+
+
+def test_after_an_incident_has_that_happened_still_asks_about_the_incident(alice: User) -> None:
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "INC-2025-08-24-001")
+    follow_up = ask(conversation, alice, "has that happened before?")
+    assert tools_of(follow_up) == [("lookup_incident_by_id", {"incident_id": "INC-2025-08-24-001"})]
+
+
+def test_today_against_then_is_no_time_window(alice: User) -> None:
+    """ "How would we handle that today?" asks what to do now, about the incident
+    shown; "what broke today?" is a window."""
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "INC-2025-08-24-001")
+    follow_up = ask(conversation, alice, "how would we handle that today?")
+    assert tools_of(follow_up)[0][0] == "search_knowledge"
+    listing = ask(conversation, alice, "what broke today?")
+    assert tools_of(listing)[0][0] != "search_knowledge"

@@ -150,6 +150,35 @@ def asks_its_own_report(question: str) -> bool:
     return bool(_OWN_REPORT_RE.search(question))
 
 
+# After documents: whether what they describe has happened ("has that bitten anyone
+# before?", "which incidents does it draw on?", "did one ever break something for real?").
+_OCCURRED_RE = re.compile(
+    r"\b(?:bit(?:e|ten)?|burn(?:ed|t)?|hit|happen\w*|seen|occurr\w*|incidents?|outages?|"
+    r"examples?|in\s+practice|in\s+the\s+wild|for\s+real|real[- ]world|draw\w*\s+on|"
+    r"based\s+on|break\w*|broke)\b",
+    re.IGNORECASE,
+)
+_PAST_OR_WHICH_RE = re.compile(r"\b(?:ever|before|anyone|anybody|which|any|who)\b", re.I)
+_DOCUMENT_TITLE_PREFIX_RE = re.compile(r"^\s*[\w ]{2,20}:\s+")
+
+
+def asks_incidents_of_documents(question: str, state: ConversationState) -> bool:
+    """The latest turn showed documents, and this asks whether what they describe
+    has happened: incidents, not the documents' own words."""
+    if not state.documents or _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question):
+        return False
+    pointed = has_reference(question) or _PAST_OR_WHICH_RE.search(question)
+    return bool(pointed and _OCCURRED_RE.search(question))
+
+
+def incidents_of_documents(question: str, state: ConversationState) -> list[Route]:
+    """Incidents like the first document's subject ("Known issue: RabbitMQ consumer
+    acknowledgement timeout…" → its words without the kind of document)."""
+    subject = _DOCUMENT_TITLE_PREFIX_RE.sub("", state.documents[0].title)
+    limit = DEFAULT_LIMITS["search_similar_incidents"]
+    return [Route("search_similar_incidents", {"query": subject, "limit": limit}, "its incidents")]
+
+
 def superlative(question: str) -> tuple[str, str] | None:
     """ "Which one lasted longest?" → ("longest", "duration"); None for a question
     about a part of one incident ("which sender type took longest?")."""
@@ -402,6 +431,18 @@ def _overlap(words: frozenset[str], item: Remembered) -> float:
     """The share of `words` that the item's record says."""
     record = {qp.word_stem(w) for w in content_words(f"{item.title} {item.text}")}
     return len(words & record) / len(words)
+
+
+# Words that ask whether or when something happened, not what about.
+_OCCURRENCE_STEMS = frozenset(
+    qp.word_stem(w) for w in ("before", "again", "ever", "seen", "bitten", "happened", "occurred")
+)
+
+
+def says_nothing_of_its_own(question: str) -> bool:
+    """A pointer and no subject of its own ("has that happened before?"): it can only
+    be about what was shown, whatever the model leans to."""
+    return has_reference(question) and not (_own_stems(question) - _OCCURRENCE_STEMS)
 
 
 def has_reference(question: str) -> bool:

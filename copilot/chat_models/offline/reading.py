@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from copilot.chat_models.base import ChatMessage
-from copilot.chat_models.offline.state import ConversationState, Remembered
+from copilot.chat_models.offline.state import ConversationState, Remembered, RememberedDocument
 from incidents.rendering import BODY_HEADING as BODY_MARKER
 
 BLOCK_SEPARATOR = "\n\n---\n\n"
@@ -120,11 +120,34 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
     """The incidents of the latest earlier turn whose tools returned any (and, when
     that was one incident, the latest listing of several before it)."""
     turns = list(_earlier_turns_with_incidents(messages))
+    documents = _latest_documents(messages)
     if not turns:
-        return ConversationState()
+        return ConversationState(documents=documents)
     question, focus = turns[0]
     listed = next((found for _, found in turns[1:] if len(found) > 1), ())
-    return ConversationState(focus, question, listed=listed if len(focus) == 1 else ())
+    return ConversationState(
+        focus, question, documents=documents, listed=listed if len(focus) == 1 else ()
+    )
+
+
+def _latest_documents(messages: list[ChatMessage]) -> tuple[RememberedDocument, ...]:
+    """The documents the latest earlier turn that found anything was about, those
+    its answer named first leading; none when that turn's answer led with an
+    incident (the past fixes under a runbook are not what it was about)."""
+    current = last_user_index(messages)
+    starts = [i for i, m in enumerate(messages[:current]) if m["role"] == "user"]
+    ends = [*starts[1:], current]
+    for start, end in reversed(list(zip(starts, ends, strict=False))):
+        records = [r for o in turn_outcomes(messages[:end], start) for r in o.records]
+        if records:
+            answer = _final_answer(messages[start:end])
+            unique = list({r.id: r for r in records}.values())
+            unique.sort(key=lambda r: answer.find(r.id) if r.id in answer else len(answer) + 1)
+            if not unique[0].is_document:
+                return ()
+            documents = [r for r in unique if r.is_document]
+            return tuple(RememberedDocument(r.id, r.title, r.get("Type")) for r in documents)
+    return ()
 
 
 def _earlier_turns_with_incidents(

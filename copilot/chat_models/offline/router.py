@@ -109,6 +109,9 @@ def understand(
         routes = [Route("lookup_incident_by_id", {"incident_id": i}, "incident id") for i in ids]
         return Understanding("lookup", 1.0, tuple(routes[:5]))
     guess = guess_intent(question).among(_allowed(state, chat=chat))
+    if follow_ups.asks_incidents_of_documents(question, state):
+        routes = follow_ups.incidents_of_documents(question, state)
+        return Understanding("follow_up", guess.confidence, tuple(routes), "refers back: documents")
     kind = _follow_up_kind(question, guess, state, today)
     if kind is not None:
         routes = follow_ups.follow_up_routes(kind, question, state)
@@ -191,7 +194,9 @@ def _follow_up_kind(
     # "The most recent one" is a pointer by date, not a window.
     window, rest = qp.parse_time_window(question, today)
     pointer = follow_ups.points_back(rest) or follow_ups.named_item(rest)
-    if window is not None and not (pointer or follow_ups.dated_pointer(question)):
+    # "How would we handle that today?": today as against then, not a listing's window.
+    nowadays = window is not None and window.label in _NOWADAYS and follow_ups.has_reference(rest)
+    if window is not None and not (pointer or nowadays or follow_ups.dated_pointer(question)):
         return None
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
@@ -205,7 +210,9 @@ def _follow_up_kind(
     )
     documents_about_it = asks_for_documents and follow_ups.has_reference(question)
     referring = (
-        guess.intent == "follow_up"
+        nowadays  # the model reads "today" as a window; the pronoun points back
+        or follow_ups.says_nothing_of_its_own(question)
+        or guess.intent == "follow_up"
         or follow_ups.points_back(question)
         or documents_about_it
         or (guess.probability("follow_up") >= 0.2 and follow_ups.has_reference(question))
@@ -215,6 +222,9 @@ def _follow_up_kind(
     # Documents only when asked for in words: the model's "knowledge" leans on
     # words like "recovery" that detail questions share ("how long till recovery?").
     return follow_ups.follow_up_kind(question, state, about_documents=documents_about_it)
+
+
+_NOWADAYS = frozenset({"today", "tonight"})
 
 
 def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> str | None:

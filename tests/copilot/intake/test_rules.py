@@ -84,3 +84,18 @@ def test_decisions_and_actions_in_a_comment() -> None:
         rules.LedgerEntry("action", "write the postmortem", "Carol"),
     ]
     assert rules.comment_body("add a comment: rolled back") == "rolled back"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ddos hitting our edge right now, what's the procedure",
+     "checkout is down right now - how do we roll back",
+     "payments failing since 10:02. what do we check first"],
+)  # fmt: skip
+def test_a_last_clause_that_asks_makes_the_message_a_question(text: str) -> None:
+    """An ongoing symptom followed by a question asks, and is answered; nothing is filed."""
+    assert rules.is_question(text)
+
+
+def test_an_ongoing_statement_is_no_question() -> None:
+    assert not rules.is_question("checkout is down right now, 502s everywhere")
