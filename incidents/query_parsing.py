@@ -636,11 +636,13 @@ def match_applications(
     spellings = dict.fromkeys(
         (tuple(application_terms(subject)), tuple(application_terms(subject, aliases={})))
     )
+    # The company words of a spelling, once (each is a pass over the catalog).
+    companies = {terms: _company_terms(terms, catalog) for terms in spellings}
     partial = [
         e.application
         for terms in spellings
         for e in catalog
-        if _entry_matches(e, list(terms), _company_terms(terms, catalog), wanted)
+        if _entry_matches(e, list(terms), companies[terms], wanted)
     ]
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
