@@ -4,7 +4,8 @@ Wired as Channels' sample project does: Django's ASGI app is built first so
 the app registry is ready before consumers import models. Django's handler
 is ours (`asgi_http`: it closes a response whose client left while the view
 ran), and under daphne the RFC 6455 close codes are sent as asked
-(`websocket_close`) and request bodies are left to Django (`asgi_http`).
+(`websocket_close`), request bodies are left to Django (`asgi_http`) and
+autobahn's per-frame debug fields are built only when written (`websocket_logging`).
 """
 
 import os
@@ -22,9 +23,11 @@ from incidentdesk.asgi_http import (  # noqa: E402
     leave_request_bodies_to_django,
 )
 from incidentdesk.websocket_close import send_protocol_close_codes  # noqa: E402
+from incidentdesk.websocket_logging import format_debug_fields_lazily  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 send_protocol_close_codes()
+format_debug_fields_lazily()
 leave_request_bodies_to_django()
 
 from copilot.routing import websocket_urlpatterns  # noqa: E402

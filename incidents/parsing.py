@@ -35,6 +35,8 @@ def normalize_incident_id(raw: str) -> str:
     stored as distinct incidents that displayed identically. What NFKC keeps apart,
     such as a Cyrillic I (U+0406), stays, and `incident_id_problem` names it.
     """
+    if INCIDENT_ID_RE.fullmatch(raw):  # already normal, as every id read from the data is
+        return raw
     text = _visible(unicodedata.normalize("NFKC", raw).translate(_DASH_TABLE)).strip().upper()
     text = re.sub(r"\s*-\s*", "-", text)
     text = re.sub(r"\s+", "-", text)

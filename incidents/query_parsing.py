@@ -638,11 +638,13 @@ def match_applications(
     spellings = dict.fromkeys(
         (tuple(application_terms(subject)), tuple(application_terms(subject, aliases={})))
     )
+    # The company words of a spelling, once (each is a pass over the catalog).
+    companies = {terms: _company_terms(terms, catalog) for terms in spellings}
     partial = [
         e.application
         for terms in spellings
         for e in catalog
-        if _entry_matches(e, list(terms), _company_terms(terms, catalog), wanted)
+        if _entry_matches(e, list(terms), companies[terms], wanted)
     ]
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
@@ -804,6 +806,13 @@ class _MentionIndex:
     stems: dict[str, str]  # English stem → the catalog's word ("balanc" → "balancing")
     joined: dict[str, str]  # two name words written as one → both ("stackoverflow")
     spelt_out: frozenset[str]  # the catalog's own acronyms, for "elastic block store" → EBS
+    # Typo corrections found so far (None: no close word), kept with the index they
+    # were found in: the fuzzy search over the vocabulary cost ~25 us a word, for
+    # every content word of every question (the same few words, again and again).
+    fuzzy_found: dict[str, str | None] = field(default_factory=dict, compare=False)
+
+
+FUZZY_FOUND_MAX = 4096  # words kept per index before it starts afresh
 
 
 _STEMMER = snowballstemmer.stemmer("english")
@@ -894,13 +903,23 @@ def _corrected(token: str, index: _MentionIndex) -> tuple[str, bool]:
     if stemmed is not None:  # "balancers" of "Load Balancing", "networks" of "Network"
         return stemmed, False
     if len(token) >= FUZZY_MIN_LENGTH:
+        found = _fuzzy_found(token, index)
+        if found is not None:
+            return found, True
+    return token, False
+
+
+def _fuzzy_found(token: str, index: _MentionIndex) -> str | None:
+    """The vocabulary's word closest to `token`, if close enough."""
+    if token not in index.fuzzy_found:
         from rapidfuzz import fuzz, process  # C extension; loaded on first fuzzy need
 
         found = process.extractOne(token, index.vocabulary, scorer=fuzz.ratio,
                                    score_cutoff=FUZZY_CUTOFF)  # fmt: skip
-        if found is not None:
-            return str(found[0]), True
-    return token, False
+        if len(index.fuzzy_found) >= FUZZY_FOUND_MAX:
+            index.fuzzy_found.clear()
+        index.fuzzy_found[token] = None if found is None else str(found[0])
+    return index.fuzzy_found[token]
 
 
 def _may_name(word: str, index: _MentionIndex) -> bool:
@@ -989,10 +1008,12 @@ def _mention_in(text: str, catalog: Sequence[ApplicationEntry]) -> ApplicationMe
     tokens = [t.strip(".'-") for t in _MENTION_TOKEN_RE.findall(normalise_mention_text(text))]
     content = [t for t in tokens if t and t not in MENTION_FILLER]
     spelt = _spelt(content, index)
+    # Asked once per word, not once per run it is in (21 runs of 6 words).
+    nameable = [_may_name(word.word, index) for word in spelt]
     for size in range(min(len(spelt), 6), 0, -1):
         for start in range(len(spelt) - size + 1):
             run = spelt[start : start + size]
-            if not all(_may_name(word.word, index) for word in run):
+            if not all(nameable[start : start + size]):
                 continue  # a word no name has: no entry can match (and matching costs)
             subject = " ".join(word.word for word in run)
             if size == 1 and not _may_name_alone(subject, catalog):
