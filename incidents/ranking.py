@@ -419,8 +419,12 @@ def _text_candidates(
     # TERM_ROW_BUDGET) apart from the scope filter: otherwise PostgreSQL ANDs
     # the GIN bitmap with the version index's bitmap of every chunk in the
     # version, which took longer than ranking the matches (8 ms vs 2.5 ms).
+    # ts_rank's tsquery is a sub-select, computed once: once the statement is
+    # prepared, a generic plan parsed to_tsquery(%s) again for every match
+    # (at 100k incidents 15.2 ms → 9.8 ms p50 over 200 questions).
     ranked = (
-        f'SELECT "{parent_field}_id", "id", ts_rank(search_vector, to_tsquery(\'simple\', %s))'  # noqa: S608 - names are ours, values are parameters
+        f'SELECT "{parent_field}_id", "id",'  # noqa: S608 - names are ours, values are parameters
+        " ts_rank(search_vector, (SELECT to_tsquery('simple', %s)))"
         f' FROM (SELECT * FROM "{table}"'
         " WHERE search_vector @@ to_tsquery('simple', %s) OFFSET 0)"
         f' AS "{table}" WHERE {where}'
