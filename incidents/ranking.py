@@ -10,7 +10,7 @@ chunk tables only by their columns (`text`, `search_vector`, `embedding`,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,7 +24,6 @@ from django.db.models import QuerySet
 from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.stages import stage, submit_staged
 from incidents.caching import TimedCache
-from incidents.lexemes import lexemes_guessed
 from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, VERSION_LEXEME_PREFIX
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
@@ -102,25 +101,16 @@ _term_stats_cache: TimedCache[tuple[str, tuple[int, ...] | None], dict[str, int]
 )
 
 
-_LEXEME_SQL = "SELECT plainto_tsquery(%s::regconfig, %s)::text"
-
-
 @lru_cache(maxsize=1024)
 def _lexemes(text: str) -> tuple[str, ...]:
     """The question's words as PostgreSQL stems them; one question is often
     searched twice (incidents and knowledge), and questions repeat."""
     with stage("lexeme query"), connection.cursor() as cursor:
-        cursor.execute(_LEXEME_SQL, _lexeme_params(text))
+        cursor.execute(
+            "SELECT plainto_tsquery(%s::regconfig, %s)::text",
+            [TEXT_SEARCH_CONFIG, _with_slashed_words_apart(text)],
+        )
         row = cursor.fetchone()
-    return _lexemes_of(row)
-
-
-def _lexeme_params(text: str) -> list[str]:
-    return [TEXT_SEARCH_CONFIG, _with_slashed_words_apart(text)]
-
-
-def _lexemes_of(row: tuple[Any, ...] | None) -> tuple[str, ...]:
-    """The lexemes of _LEXEME_SQL's row, in their order, each once."""
     return tuple(dict.fromkeys(_LEXEME_RE.findall(row[0] if row else "")))
 
 
@@ -174,15 +164,10 @@ def rare_terms(text: str, table: str, versions: Sequence[int] | None = None) -> 
     """
     if not content_words(text):
         return []
-    return _rarest(_lexemes(text), table, versions)
-
-
-def _rarest(lexemes: Iterable[str], table: str, versions: Sequence[int] | None) -> list[str]:
-    """`rare_terms` of these lexemes: which are kept depends on the set alone."""
     frequencies = _term_frequencies(table, versions)
     # A word the cached statistics have not seen yet (imported since) counts
     # as rare, so new error codes are searchable at once.
-    present = sorted((frequencies.get(w, 0), w) for w in set(lexemes))
+    present = sorted((frequencies.get(w, 0), w) for w in _lexemes(text))
     chosen: list[str] = []
     budget = TERM_ROW_BUDGET
     for count, word in present:
@@ -427,69 +412,25 @@ def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
     return 1.0 - float(rows[0][0]) if rows else 0.0
 
 
-def _text_candidates(
-    scope: ChunkScope, parent_field: str, query: str, versions: Sequence[int] | None
-) -> list[tuple[int, int, float]]:
-    """The best full-text chunks' (parent, chunk, ts_rank), one per parent.
-
-    The terms come from PostgreSQL's lexemes of the question, which cost a
-    round trip of their own before the candidates could be asked for. When
-    Python can guess them (`lexemes.lexemes_guessed`: plain words), the
-    candidates of the guessed terms are asked for in the same round trip as
-    the lexemes, and kept only if PostgreSQL's lexemes are the guess: the terms,
-    and so the rows, are then those of the lexemes. Otherwise, or if the guess
-    was wrong, the lexemes first, then the candidates, as before.
-    """
-    if scope.where is None or (versions is not None and not versions):
-        return []
-    table = scope.model._meta.db_table
-    guessed = lexemes_guessed(_with_slashed_words_apart(query)) if content_words(query) else None
-    if guessed and (terms := _rarest(guessed, table, versions)):
-        lexemes, rows = _lexemes_and_rows(
-            query, *_candidates_sql(scope, parent_field, terms, versions)
-        )
-        if set(lexemes) == guessed:
-            return _best_per_parent(rows)
-    terms = rare_terms(query, table, versions)
-    if not terms:
-        return []
-    return _best_per_parent(fetch_rows(*_candidates_sql(scope, parent_field, terms, versions)))
-
-
-def _lexemes_and_rows(
-    query: str, sql: str, params: list[Any]
-) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-    """The question's lexemes and the rows of `sql`, sent together in one
-    libpq pipeline: one round trip for both statements."""
-    connection.ensure_connection()
-    with (
-        connection.connection.pipeline(),
-        connection.cursor() as words,
-        connection.cursor() as cursor,
-    ):
-        words.execute(_LEXEME_SQL, _lexeme_params(query))
-        cursor.execute(sql, params)
-        lexemes = _lexemes_of(words.fetchone())
-        rows: list[tuple[Any, ...]] = cursor.fetchall()
-    return lexemes, rows
-
-
 def versions_tsquery(versions: Sequence[int]) -> str:
     """A tsquery matching the chunks of `versions` in VERSIONED_SEARCH_VECTOR."""
     return " | ".join(f"'{VERSION_LEXEME_PREFIX}{int(v):d}'" for v in versions)
 
 
-def _candidates_sql(
-    scope: ChunkScope, parent_field: str, terms: list[str], versions: Sequence[int] | None
-) -> tuple[str, list[Any]]:
-    """The full-text candidates of `terms` in `scope`: SQL and parameters.
+def _text_candidates(
+    scope: ChunkScope, parent_field: str, query: str, versions: Sequence[int] | None
+) -> list[tuple[int, int, float]]:
+    """The best full-text chunks' (parent, chunk, ts_rank), one per parent.
 
-    The terms are ANDed with the versions' lexemes inside the GIN scan, so
-    only chunks of `versions` are read from the table; ts_rank reads the
-    terms alone, so scores do not depend on the versions.
+    The question's words are ANDed with the versions' lexemes inside the GIN
+    scan, so only chunks of `versions` are read from the table; ts_rank reads
+    the words alone, so scores do not depend on the versions.
     """
     table = scope.model._meta.db_table
-    where, params = scope.where or ("FALSE", [])
+    terms = rare_terms(query, table, versions)
+    if not terms or scope.where is None or (versions is not None and not versions):
+        return []
+    where, params = scope.where
     tsquery = _or_tsquery(terms)
     matches, match_params = "to_tsquery('simple', %s)", [tsquery]
     if versions is not None:
@@ -511,7 +452,7 @@ def _candidates_sql(
         " ORDER BY 3 DESC"
         f" LIMIT {TEXT_CANDIDATES:d}"
     )
-    return ranked, [tsquery, *match_params, *params]
+    return _best_per_parent(fetch_rows(ranked, [tsquery, *match_params, *params]))
 
 
 def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
