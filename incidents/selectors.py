@@ -482,7 +482,7 @@ def _rank_incidents(
         limit=limit,
         exact=small,
         vector=vector,
-        term_versions=scope_version_ids(version),
+        versions=scope_version_ids(version),
         reports_last=True,
     )
     _attach_versions([r.parent for r in ranked], version)

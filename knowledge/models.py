@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
-from incidents.models import DatasetVersion, EmbeddedChunk, hnsw_cosine_index
+from incidents.models import (
+    DatasetVersion,
+    EmbeddedChunk,
+    hnsw_cosine_index,
+    versioned_search_index,
+)
 
 
 class KnowledgeDocument(models.Model):
@@ -67,8 +71,9 @@ class KnowledgeChunk(EmbeddedChunk):
         indexes = [
             # knowledge_search and knowledge_best_similarity: cosine nearest neighbours.
             hnsw_cosine_index("knowledge_chunk_embedding_hnsw", half_precision=True),
-            # knowledge_search: the full-text half of hybrid search.
-            GinIndex(fields=["search_vector"], name="knowledge_chunk_fts_gin"),
+            # knowledge_search: the full-text half of hybrid search, within the
+            # versions searched.
+            versioned_search_index("knowledge_chunk_fts_ver_gin"),
         ]
 
     def __str__(self) -> str:

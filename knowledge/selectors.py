@@ -202,7 +202,7 @@ def _knowledge_search(
         parent_field="document",
         query=query,
         limit=limit,
-        term_versions=scope_version_ids(version),
+        versions=scope_version_ids(version),
     )
     if asks_what_to_do(query):
         ranked = _actionable_first(ranked)

@@ -77,9 +77,9 @@ def test_an_invalid_index_left_by_a_cut_concurrent_build_is_replaced(db: None) -
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE pg_index SET indisvalid = false WHERE indexrelid = "
-            "'incidents_chunk_fts_gin'::regclass"
+            "'incidents_chunk_fts_ver_gin'::regclass"
         )
-    assert indexes_in_database()["incidents_chunk_fts_gin"] is False
+    assert indexes_in_database()["incidents_chunk_fts_ver_gin"] is False
 
-    assert declared_indexes_ensure() == ["incidents_chunk_fts_gin"]
-    assert indexes_in_database()["incidents_chunk_fts_gin"] is True
+    assert declared_indexes_ensure() == ["incidents_chunk_fts_ver_gin"]
+    assert indexes_in_database()["incidents_chunk_fts_ver_gin"] is True

@@ -8,8 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.ranking import ChunkScope, _fused_winners
-from incidents.selectors import incident_search_similar
+from incidents.ranking import ChunkScope, _fused_winners, _text_candidates
+from incidents.selectors import incident_search_similar, scope_version_ids
+from incidents.services import dataset_version_activate
 from tests.factories import (
     incident_row,
     incidents_import,
@@ -63,6 +64,49 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
         cursor.execute(f"EXPLAIN {statement}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "incidents_chunk_embedding_hnsw" in plan
+
+
+def _full_text_ids(query: str) -> set[str]:
+    """Incidents the full-text half of an unfiltered search finds, as it runs it."""
+    versions = scope_version_ids()
+    scope = ChunkScope.in_versions(IncidentChunk, versions)
+    hits = _text_candidates(scope, "incident", query, versions)
+    found = IncidentChunk.objects.filter(incident_id__in=[hit[0] for hit in hits])
+    return set(found.values_list("incident__incident_id", flat=True))
+
+
+def test_activating_another_version_switches_what_full_text_finds(
+    two_incidents: DatasetVersion, tmp_path: Path
+) -> None:
+    """The full-text index keeps each chunk's version inside it: what it finds must
+    follow activation, without touching a chunk."""
+    staged = incidents_import(
+        tmp_path / "b.jsonl",
+        [incident_row("INC-2025-10-01-001", title="Zorblax gateway refused the rotated key")],
+        version_label="next",
+    )
+    assert _full_text_ids("zorblax") == set()
+    assert _full_text_ids("settlement") == {"INC-2025-09-01-001"}
+
+    dataset_version_activate(version=staged)
+
+    assert _full_text_ids("zorblax") == {"INC-2025-10-01-001"}
+    assert _full_text_ids("settlement") == set()
+
+
+def test_the_full_text_query_of_search_reaches_the_versioned_index(
+    two_incidents: DatasetVersion,
+) -> None:
+    """The index is on the search vector with the version's lexeme: a query with
+    any other expression would read every version's matches from the table."""
+    with CaptureQueriesContext(connection) as captured:
+        _full_text_ids("settlement rows missing")
+    statement = next(q["sql"] for q in captured.captured_queries if "ts_rank" in q["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # as in the HNSW test above
+        cursor.execute(f"EXPLAIN {statement}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "incidents_chunk_fts_ver_gin" in plan
 
 
 def test_a_window_question_filters_by_window_and_application_and_ranks_the_subject(
