@@ -134,30 +134,37 @@ def _latest_documents(messages: list[ChatMessage]) -> tuple[RememberedDocument, 
     """The documents the latest earlier turn that found anything was about, those
     its answer named first leading; none when that turn's answer led with an
     incident (the past fixes under a runbook are not what it was about)."""
+    for start, end in _earlier_turns(messages):
+        records = [r for o in turn_outcomes(messages[:end], start) for r in o.records]
+        if records:
+            ordered = _as_answered(records, _final_answer(messages[start:end]))
+            if not ordered[0].is_document:
+                return ()
+            documents = [r for r in ordered if r.is_document]
+            return tuple(RememberedDocument(r.id, r.title, r.get("Type")) for r in documents)
+    return ()
+
+
+def _earlier_turns(messages: list[ChatMessage]) -> Iterator[tuple[int, int]]:
+    """(first, end) message indices of each earlier turn, latest first."""
     current = last_user_index(messages)
     starts = [i for i, m in enumerate(messages[:current]) if m["role"] == "user"]
     ends = [*starts[1:], current]
-    for start, end in reversed(list(zip(starts, ends, strict=False))):
-        records = [r for o in turn_outcomes(messages[:end], start) for r in o.records]
-        if records:
-            answer = _final_answer(messages[start:end])
-            unique = list({r.id: r for r in records}.values())
-            unique.sort(key=lambda r: answer.find(r.id) if r.id in answer else len(answer) + 1)
-            if not unique[0].is_document:
-                return ()
-            documents = [r for r in unique if r.is_document]
-            return tuple(RememberedDocument(r.id, r.title, r.get("Type")) for r in documents)
-    return ()
+    return reversed(list(zip(starts, ends, strict=False)))
+
+
+def _as_answered(records: list[Record], answer: str) -> list[Record]:
+    """Unique records, those the answer named first leading."""
+    unique = list({r.id: r for r in records}.values())
+    unique.sort(key=lambda r: answer.find(r.id) if r.id in answer else len(answer) + 1)
+    return unique
 
 
 def _earlier_turns_with_incidents(
     messages: list[ChatMessage],
 ) -> Iterator[tuple[str, tuple[Remembered, ...]]]:
     """(question, incidents remembered) of each earlier turn that found any, latest first."""
-    current = last_user_index(messages)
-    starts = [i for i, m in enumerate(messages[:current]) if m["role"] == "user"]
-    ends = [*starts[1:], current]
-    for start, end in reversed(list(zip(starts, ends, strict=False))):
+    for start, end in _earlier_turns(messages):
         incidents = [
             r for o in turn_outcomes(messages[:end], start) for r in o.records if not r.is_document
         ]
@@ -176,9 +183,7 @@ def _final_answer(messages: list[ChatMessage]) -> str:
 
 def _remember(records: list[Record], answer: str) -> tuple[Remembered, ...]:
     """Unique incidents, those the answer named first leading (what it was about)."""
-    unique = list({r.id: r for r in records}.values())
-    unique.sort(key=lambda r: answer.find(r.id) if r.id in answer else len(answer) + 1)
     return tuple(
         Remembered(r.id, r.title, r.get("Impacted Application"), r.get("Occurred At"), r.text)
-        for r in unique
+        for r in _as_answered(records, answer)
     )
