@@ -73,17 +73,22 @@ TODAY = dt.date(2026, 1, 10)
         ("why did merchants get 403s after we rotated keys?",
          "search_similar_incidents",
          {"query": "why did merchants get 403s after we rotated keys?", "limit": 5}),
-        ("What broke in the last 2 weeks?", "get_recent_incidents", {"days": 14, "limit": 10}),
+        # A listing asks for the set, not its first page, unless it gives a number.
+        ("What broke in the last 2 weeks?", "get_recent_incidents", {"days": 14, "limit": 25}),
+        ("what broke in the last 2 weeks, latest 3", "get_recent_incidents",
+         {"days": 14, "limit": 3}),
+        ("last 5 incidents on PayU Core", "get_incidents_by_application",
+         {"app_name": "PayU Core", "limit": 5}),
         # An application's incidents by date: the listing, of that application only...
         ("PayU Core incidents in the last 30 days", "get_recent_incidents",
-         {"days": 30, "limit": 10, "app_name": "PayU Core"}),
+         {"days": 30, "limit": 25, "app_name": "PayU Core"}),
         # The issue's own case: the window is a filter, the subject is kept as the query.
         ("PayU Core timeouts in the last 90 days", "search_similar_incidents",
          {"query": "PayU Core timeouts in the last 90 days", "limit": 5}),
         ("Show me all incidents that affected GitHub Codespaces.", "get_incidents_by_application",
          {"app_name": "GitHub Codespaces", "limit": 25}),
         ("settlement & reporting", "get_incidents_by_application",
-         {"app_name": "Settlement & Reporting", "limit": 5}),
+         {"app_name": "Settlement & Reporting", "limit": 25}),
         ("Merchants get 403 after we rotated keys", "search_similar_incidents",
          {"query": "Merchants get 403 after we rotated keys", "limit": 5}),
     ],
@@ -248,6 +253,49 @@ def test_a_name_the_detailed_one_lacks_is_looked_for_in_the_listing_before_it() 
     ]
 
 
+def test_a_name_is_looked_for_in_every_incident_the_conversation_showed() -> None:
+    """ "The Azure Storage one" may be a past fix shown two turns back, and "the CI
+    one" a word of the compound name "CircleCI"."""
+    azure = Remembered(
+        "INC-2014-11-19-001", "Azure Storage global outage", "Azure Storage", "2014-11-19"
+    )
+    circle = Remembered(
+        "INC-2023-03-14-002",
+        "CircleCI jobs stop after a version skew",
+        "CircleCI job execution",
+        "2023-03-14",
+    )
+    state = ConversationState(FOCUS.focus, "Checkout is slow", seen=(*FOCUS.focus, azure, circle))
+    assert plan_of("the azure storage one - where did they post updates?", state) == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2014-11-19-001"})
+    ]
+    assert plan_of("the CI one - which component broke?", state) == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2023-03-14-002"})
+    ]
+
+
+JOBS = Remembered("INC-2020-10-09-001", "Background jobs fail after a ZooKeeper split",
+                  "Background job system (Kafka)", "2020-10-09",
+                  "About 10% of writes to the job service failed; clients retried.")  # fmt: skip
+
+
+def test_a_question_in_the_words_of_the_record_in_focus_is_about_it() -> None:
+    """No pointer, but its own words are the record's: a detail of that record,
+    though the model alone leans to a listing."""
+    state = ConversationState((JOBS,), "details on INC-2020-10-09-001")
+    assert plan_of("what share of writes to the job service failed?", state) == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2020-10-09-001"})
+    ]
+
+
+def test_other_incidents_where_searches_what_they_share() -> None:
+    state = ConversationState((JOBS,), "details on INC-2020-10-09-001")
+    assert plan_of("any other incident where the database couldn't promote a primary?", state) == [
+        ("search_similar_incidents",
+         {"query": "the database couldn't promote a primary", "limit": 6})
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("question", "tool"),
     [
@@ -258,6 +306,12 @@ def test_a_name_the_detailed_one_lacks_is_looked_for_in_the_listing_before_it() 
         ("was it a repeat?", "lookup_incident_by_id"),
         # ...and "again" after getting something working is a recovery, not a recurrence.
         ("how did they get checkout running again?", "lookup_incident_by_id"),
+        ("how did they get payments moving again?", "lookup_incident_by_id"),
+        ("when was the pool healthy again?", "lookup_incident_by_id"),
+        (
+            "another outage where postgres couldn't promote a primary on its own?",
+            "search_similar_incidents",
+        ),
     ],
 )
 def test_elsewhere_is_searched_and_working_again_is_read(question: str, tool: str) -> None:

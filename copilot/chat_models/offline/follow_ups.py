@@ -41,12 +41,23 @@ _FIELD_RE = re.compile(
     r"who|owner|how\s+long|duration|impact\w*|data|lost|repeat\w*|recover\w*)\b",
     re.IGNORECASE,
 )
-# "Did it happen again?", not "how did they get it working again" (a recovery).
+# "Did it happen again?", not "how did they get jobs moving again" (a recovery).
 _RECURRENCE_RE = re.compile(
-    r"\b(?:(?<!working\s)(?<!running\s)(?<!\bup\s)(?<!online\s)(?<!\bback\s)(?<!normal\s)again"
-    r"|later|recur\w*|since\s+then|after\s+that)\b",
+    r"\b(?:again|later|recur\w*|since\s+then|after\s+that)\b", re.IGNORECASE
+)
+# "Again" after a word for a working state is the recovery, not a repeat.
+_WORKING_AGAIN_RE = re.compile(
+    r"\b(?:working|running|moving|flowing|going|serving|loading|responding|processing|"
+    r"syncing|building|deploying|up|back|online|normal|healthy|available|reachable|stable|"
+    r"green|operational|functional|usable|fine|ok|okay)\s+again\b",
     re.IGNORECASE,
 )
+
+
+def asks_recurrence(question: str) -> bool:
+    return bool(_RECURRENCE_RE.search(_WORKING_AGAIN_RE.sub(" ", question)))
+
+
 _SIMILAR_RE = re.compile(
     r"\b(?:more\s+like\s+(?:this|that|it|these|those)|similar\s+(?:ones|incidents|outages)|"
     r"(?:other|any)\s+(?:incidents|outages|ones)\s+like|"
@@ -56,6 +67,13 @@ _SIMILAR_RE = re.compile(
     # same thing at someone else is a search, not a field of this record.
     r"(?:happen\w*|seen|repeat\w*|hit|bit(?:e|ten)?)\b.*?\b(?:somewhere|anywhere|elsewhere|"
     r"other\s+compan(?:y|ies)|anyone\s+else|anybody\s+else))\b",
+    re.IGNORECASE,
+)
+# "any other incident where the database couldn't promote a primary?": others
+# with what the question describes, not a detail of this one.
+_OTHERS_WHERE_RE = re.compile(
+    r"\b(?:other|another)\s+(?:incidents?|outages?|cases?|times?|ones?|compan(?:y|ies))\s+"
+    r"(?:where|when|with|that|in\s+which|like)\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
@@ -242,6 +260,10 @@ def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
     """More incidents like the one in focus, from any time; where the question names
     more ("…at Google?"), those words are searched too."""
     limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
+    described = _OTHERS_WHERE_RE.search(question)
+    if described:  # what the others have in common is said: that alone is searched
+        query = question[described.end() :].strip(" ?.!")
+        return [Route("search_similar_incidents", {"query": query, "limit": limit}, "others where")]
     own = _own_subject(question)
     query = f"{state.focus[0].title} {own}" if own else state.focus[0].title
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
@@ -254,7 +276,7 @@ def _select_many_follow_up(question: str, state: ConversationState) -> list[Rout
 
 def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
     """The item pointed at; a name none of them carries is searched for instead."""
-    item = selected_item(question, state.focus, state.listed)
+    item = selected_item(question, state.focus, state.listed, state.seen)
     if item is not None:
         return [_lookup(item, "follow-up")]
     # The name plus the application under discussion; the earlier question's
@@ -274,11 +296,15 @@ def named_item(question: str) -> str:
 
 
 def selected_item(
-    question: str, focus: Sequence[Remembered], listed: Sequence[Remembered] = ()
+    question: str,
+    focus: Sequence[Remembered],
+    listed: Sequence[Remembered] = (),
+    seen: Sequence[Remembered] = (),
 ) -> Remembered | None:
     """The item a follow-up points at: by ordinal, by name (None if no item has
     it), else the first. An ordinal or a name the focus cannot answer is read
-    against the listing before it (`listed`), when there was one.
+    against the listing before it (`listed`), when there was one; a name, also
+    against every incident the conversation showed (`seen`).
 
     A clause that points first ("the 2019 one, when did the second degradation
     start?") is the whole pointer: an ordinal in the ask after it is a part of
@@ -301,14 +327,25 @@ def selected_item(
     name = named_item(question).lower()
     if not name:
         return _by_date(question, focus) or _by_description(question, focus) or focus[0]
-    # A whole word: "the CI one" is not about a "deCIsion" in some record's text.
+    # A whole word: "the CI one" is not about a "deCIsion" in some record's text,
+    # but it is about "CircleCI" (a word of a compound name).
     said = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
-    for items in (focus, listed):
+    for items in (focus, listed, seen):
         for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
-            found = [item for item in items if said.search(fields(item).lower())]
+            found = [item for item in items if said.search(_compounds_split(fields(item)))]
             if found:
                 return found[0]
-    return _by_date(question, focus) or _by_name_words(name, (*focus, *listed))
+    return _by_date(question, focus) or _by_name_words(name, (*focus, *listed, *seen))
+
+
+def _compounds_split(text: str) -> str:
+    """ "CircleCI's PagerDuty" → "circleci circle ci's pagerduty pager duty": each
+    compound name also as its words, for names that are one of them."""
+    parts = _CAMEL_RE.sub(" ", text)
+    return f"{text} {parts}".lower() if parts != text else text.lower()
+
+
+_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 def _by_name_words(name: str, items: Sequence[Remembered]) -> Remembered | None:
@@ -401,9 +438,9 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
     asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
     if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"
-    if _SIMILAR_RE.search(question):
+    if _SIMILAR_RE.search(question) or _OTHERS_WHERE_RE.search(question):
         return "similar"
-    if _RECURRENCE_RE.search(question):
+    if asks_recurrence(question):
         return "recurrence"
     if superlative(question):
         return "superlative"
@@ -445,6 +482,23 @@ def says_nothing_of_its_own(question: str) -> bool:
     return has_reference(question) and not (_own_stems(question) - _OCCURRENCE_STEMS)
 
 
+def speaks_of_the_focus(question: str, state: ConversationState) -> bool:
+    """A question in the words of the record in focus ("what share of writes to the
+    job service failed?" after reading the job-service outage), asking for no
+    other incidents: it asks about that record without pointing at it."""
+    words = _own_stems(question) - _OCCURRENCE_STEMS
+    if len(words) < 2 or not state.focus or _ELSEWHERE_RE.search(question):
+        return False
+    return _overlap(words, state.focus[0]) >= FOCUS_WORDS_SHARE
+
+
+FOCUS_WORDS_SHARE = 0.75  # of the question's own words, said by the record in focus
+_ELSEWHERE_RE = re.compile(
+    r"\b(?:other|another|else|elsewhere|similar|ever|before|anyone|anybody|any\s+incidents?)\b",
+    re.IGNORECASE,
+)
+
+
 def has_reference(question: str) -> bool:
     """Points back at something ("it", "those", "the second one", "the Mandrill one")."""
     return bool(_REFERENCE_RE.search(question) or _ORDINAL_RE.search(question))
@@ -469,7 +523,8 @@ def points_back(question: str) -> bool:
         or (named_item(question) and _NAME_RE.search(question))
         or superlative(question)
         or _SIMILAR_RE.search(question)
-        or (_RECURRENCE_RE.search(question) and has_reference(question))
+        or _OTHERS_WHERE_RE.search(question)
+        or (asks_recurrence(question) and has_reference(question))
     )
 
 

@@ -125,8 +125,15 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
         return ConversationState(documents=documents)
     question, focus = turns[0]
     listed = next((found for _, found in turns[1:] if len(found) > 1), ())
+    seen: dict[str, Remembered] = {}
+    for item in (item for _, found in turns for item in found):
+        seen.setdefault(item.incident_id, item)
     return ConversationState(
-        focus, question, documents=documents, listed=listed if len(focus) == 1 else ()
+        focus,
+        question,
+        documents=documents,
+        listed=listed if len(focus) == 1 else (),
+        seen=tuple(seen.values()),
     )
 
 

@@ -30,6 +30,7 @@ from copilot.chat_models.offline.routes import (
     document_asked,
     document_type,
     limit_for,
+    listing_limit,
 )
 from copilot.chat_models.offline.state import ConversationState, Remembered
 from incidents import query_parsing as qp
@@ -215,7 +216,13 @@ def _follow_up_kind(
         or guess.intent == "follow_up"
         or follow_ups.points_back(question)
         or documents_about_it
-        or (guess.probability("follow_up") >= 0.2 and follow_ups.has_reference(question))
+        or (
+            guess.probability("follow_up") >= 0.2
+            and (
+                follow_ups.has_reference(question)
+                or follow_ups.speaks_of_the_focus(question, state)
+            )
+        )
     )
     if not referring:
         return None
@@ -681,7 +688,7 @@ def _by_application(
         # "sev2 incidents in Payout Service": the listing has no such filter, the
         # search applies it with the application's (and says so when none match).
         return _window_search(question, "application + filters")
-    limit = limit_for(question, "get_incidents_by_application")
+    limit = listing_limit(question)
     return [
         Route("get_incidents_by_application", {"app_name": subject, "limit": limit}, "application")
     ]
@@ -714,7 +721,7 @@ def _recent(
         # Filters beyond the date and the application, or a calendar window: the
         # search applies them together.
         return _window_search(question, "window + filters")
-    limit = limit_for(question, "get_recent_incidents")
+    limit = listing_limit(question)
     arguments: dict[str, Any] = {"days": max(window.days, 1), "limit": limit}
     if mention:
         # "Recent GitHub incidents": the listing by date, of that application only.

@@ -69,6 +69,25 @@ def limit_for(question: str, tool: str) -> int:
     return LISTING_LIMIT if _LIST_ALL_RE.search(question) else DEFAULT_LIMITS[tool]
 
 
+def listing_limit(question: str) -> int:
+    """A listing (an application's incidents, a window's) asks for the set, not
+    its first page: "CircleCI outages?" means all of them, as "all" would. A
+    number the question gives ("the 3 most recent", "top 10") is kept."""
+    asked = _ASKED_NUMBER_RE.search(question)
+    if asked is None:
+        return LISTING_LIMIT
+    return min(int(asked.group("n") or asked.group("m")), LISTING_LIMIT)
+
+
+# "the 3 most recent", "top 10", "last 5 incidents"; not "last 5 days" (a window).
+_ASKED_NUMBER_RE = re.compile(
+    r"\b(?:top|first|latest|last|newest|recent)\s+(?P<n>[1-9]\d?)\b"
+    r"(?!\s*(?:days?|weeks?|months?|years?|hours?|quarters?)\b)"
+    r"|\b(?P<m>[1-9]\d?)\s+(?:most\s+recent|latest|newest|biggest|worst)\b",
+    re.IGNORECASE,
+)
+
+
 # Documentation asked for without a type ("any docs on X?", "docs about the payments
 # service"): a request for documents, never a filter. The words before it keep
 # product names ("Google Docs outages") and stories ("the docs say retries are

@@ -41,6 +41,9 @@ class ConversationState:
     # When the focus is one incident read in detail, the listing before it: people
     # walk down a list ("the second one?", then "and the CI one?").
     listed: tuple[Remembered, ...] = ()
+    # Every incident the earlier turns showed, latest turn first: "the Azure Storage
+    # one" may name a past fix under a runbook two turns back.
+    seen: tuple[Remembered, ...] = ()
 
     @property
     def topic(self) -> str:
