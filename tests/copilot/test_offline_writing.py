@@ -306,3 +306,31 @@ def test_a_repeat_quotes_the_earlier_occurrence_over_a_second_wave_within_it() -
     answer = write_answer("was it a repeat?", lookups(twice), STATE)
     assert "> Chat servers crashed on 2 March, three days after an earlier outage." in answer
     assert "overwhelmed the databases again" not in answer.split("From **")[0]
+
+
+PUBLISHED = Row(
+    "INC-2018-07-12-001",
+    "Malicious package versions published from a compromised maintainer account",
+    impacted_application="Package registry (installs, publishing, status site)",
+    mitigation="The packages were unpublished within three hours; the registry revoked all "
+    "tokens created before 12:30 UTC and a clean release was published.",
+    body="On 12 July 2018 an attacker published scope-lib 3.7.2 and config-lib 5.0.2 from a "
+    "compromised account. The install script sent the user's tokens to the attacker. "
+    "About 4% of installs that day fetched the bad versions. "
+    "The status site ran on the same hosts and showed no incident for hours.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [# A version number answers "which versions", a share "what share", a time "what time"...
+     ("which versions of it were bad?", "scope-lib 3.7.2"),
+     ("what share of installs got the bad versions?", "About 4% of installs"),
+     # ...wherever the record says it: here in the mitigation, not the body.
+     ("tokens created before what time got revoked?", "before 12:30 UTC"),
+     # Words count by their stem: "showing" is what "showed" says.
+     ("and what was their status site showing?", "showed no incident")],
+)  # fmt: skip
+def test_the_sentence_of_the_shape_asked_for_answers(question: str, expected: str) -> None:
+    answer = write_answer(question, lookups(PUBLISHED), STATE)
+    assert expected in answer.split("From **")[0]

@@ -17,6 +17,7 @@ import numpy as np
 
 from copilot.chat_models.offline.reading import Record
 from incidentdesk.embeddings import embed_query, embed_sentences
+from incidents import query_parsing as qp
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -93,6 +94,17 @@ _SAYS: dict[str, re.Pattern[str]] = {
     ),
 }
 _NEVER = re.compile(r"(?!)")
+# The shape an answer takes where the question says: a version number, a time of
+# day, a share. A sentence of that shape answers it over one that only resembles it
+# ("which versions were bad?": "…published eslint-scope 3.7.2 and …").
+ANSWER_SHAPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\bversions?\b", re.I), re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b")),
+    (re.compile(r"\b(?:what|which)\s+(?:time|hour)\b", re.I), _CLOCK_RE),
+    (
+        re.compile(r"\bwhat\s+(?:share|percent\w*|proportion|fraction|portion)\b", re.I),
+        re.compile(r"\d\s*%|\bper\s*cent\b|\b(?:half|third|quarter)\b", re.I),
+    ),
+)
 FIELD_BONUS = 0.25  # a field the question names outranks a body sentence that only resembles it
 WORD_WEIGHT = 0.08  # per shared word: names and figures the embedding blurs
 FIGURE_BONUS = 0.15  # "how long", "how many": sentences with numbers
@@ -134,7 +146,8 @@ def candidates(record: Record) -> list[Candidate]:
 
 
 def _words(text: str) -> set[str]:
-    return {w[:5] for w in _WORD_RE.findall(text.lower()) if w not in _FILLER}
+    """Content words by stem: "showing" and "showed" are one word."""
+    return {qp.word_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _FILLER}
 
 
 # The clause that points at a record before the ask: "the one with the mysql
@@ -170,11 +183,25 @@ def ranked(question: str, record: Record) -> list[Candidate]:
     words = _words(question)
     figures = "count" if _COUNT_RE.search(question) else bool(_FIGURES_RE.search(question))
     cued = {name for name, cue in FIELD_CUES.items() if cue.search(question)}
+    shapes = [shape for asked, shape in ANSWER_SHAPES if asked.search(question)]
     scored = [
-        Candidate(c.text, c.field, float(sim) + _bonus(c, words, figures, cued))
+        Candidate(
+            c.text,
+            c.field,
+            float(sim) + _bonus(c, words, figures, cued) + _shape_bonus(c.text, shapes),
+        )
         for c, sim in zip(found, similarity, strict=True)
     ]
     return sorted(scored, key=lambda c: -c.score)
+
+
+def _shape_bonus(text: str, shapes: list[re.Pattern[str]]) -> float:
+    return SHAPE_BONUS if any(shape.search(text) for shape in shapes) else 0.0
+
+
+# The shape asked for works as a filter: a sentence without a version number
+# cannot say which versions, however close its words ("…fetched the bad versions").
+SHAPE_BONUS = 1.0
 
 
 def _bonus(candidate: Candidate, words: set[str], figures: bool | str, cued: set[str]) -> float:
@@ -280,7 +307,8 @@ _RECOVERY_SAID_RE = re.compile(
 def times_of_phase(question: str, record: Record) -> list[str]:
     """The sentences giving a time of day, those of the phase asked about (onset
     or recovery) first."""
-    timed = [c.text for c in ranked(question, record) if not c.field and _CLOCK_RE.search(c.text)]
+    # Fields too: "npm revoked all tokens created before 12:30 UTC" is the mitigation's.
+    timed = [c.text for c in ranked(question, record) if _CLOCK_RE.search(c.text)]
     phase = _RECOVERY_SAID_RE if _RECOVERY_ASKED_RE.search(question) else _ONSET_SAID_RE
     return sorted(timed, key=lambda sentence: not phase.search(sentence))[:1]
 
