@@ -12,6 +12,7 @@ from copilot.chat_models.offline.router import (
     route,
 )
 from copilot.chat_models.offline.routes import DEFAULT_LIMITS
+from copilot.chat_models.offline.state import RememberedDocument
 from incidents import query_parsing as qp
 
 CATALOG = [
@@ -288,6 +289,28 @@ def test_a_question_in_the_words_of_the_record_in_focus_is_about_it() -> None:
     ]
 
 
+WRAPAROUND = RememberedDocument(
+    "KB-RB-006", "Runbook: PostgreSQL transaction ID wraparound protection", "runbook"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [# Incidents asked for in words: the document is only the pointer.
+     ("any incidents where that doc would have helped?",
+      [("search_similar_incidents",
+        {"query": "PostgreSQL transaction ID wraparound protection", "limit": 5})]),
+     # Documents asked for: documents.
+     ("is there a runbook for that?",
+      [("search_knowledge",
+        {"query": "what to do about Checkout latency from exhausted pool", "limit": 10,
+         "type_filter": "runbook"})])],
+)  # fmt: skip
+def test_after_a_document_incidents_asked_for_are_searched(question: str, expected: list) -> None:
+    state = ConversationState(FOCUS.focus, "wraparound?", documents=(WRAPAROUND,))
+    assert plan_of(question, state) == expected
+
+
 def test_other_incidents_where_searches_what_they_share() -> None:
     state = ConversationState((JOBS,), "details on INC-2020-10-09-001")
     assert plan_of("any other incident where the database couldn't promote a primary?", state) == [
@@ -445,6 +468,10 @@ def test_at_all_is_not_a_request_for_the_whole_list() -> None:
         ("docs about the codespaces service?", "search_knowledge"),
         ("is there a wiki page for rotating leaked tokens", "search_knowledge"),
         ("any documentation on dns rollbacks?", "search_knowledge"),
+        # What was written down, asked for without a word for documents.
+        ("anything written up for when someone leaks our bgp prefixes?", "search_knowledge"),
+        ("do we have stuff documented for a stuck settlement export", "search_knowledge"),
+        ("has anyone written down what to check when checkout pods flap?", "search_knowledge"),
         # ...while documentation in a story is not asked for.
         (
             "the docs for the client say retries are safe, yet we got double charges. seen this?",

@@ -177,13 +177,23 @@ _OCCURRED_RE = re.compile(
     re.IGNORECASE,
 )
 _PAST_OR_WHICH_RE = re.compile(r"\b(?:ever|before|anyone|anybody|which|any|who)\b", re.I)
+# Incidents asked for in words; the document may then be only the pointer.
+_INCIDENTS_ASKED_RE = re.compile(
+    r"\b(?:any|which|what|some|list|name|show)\s+(?:(?:real|actual|past|other)\s+)?"
+    r"(?:incidents?|outages?)\b",
+    re.IGNORECASE,
+)
 _DOCUMENT_TITLE_PREFIX_RE = re.compile(r"^\s*[\w ]{2,20}:\s+")
 
 
 def asks_incidents_of_documents(question: str, state: ConversationState) -> bool:
     """The latest turn showed documents, and this asks whether what they describe
     has happened: incidents, not the documents' own words."""
-    if not state.documents or _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question):
+    if not state.documents:
+        return False
+    if _INCIDENTS_ASKED_RE.search(question):  # "any incidents where that doc would have helped?"
+        return True
+    if _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question):
         return False
     pointed = has_reference(question) or _PAST_OR_WHICH_RE.search(question)
     return bool(pointed and _OCCURRED_RE.search(question))

@@ -97,7 +97,12 @@ _DOCUMENTATION_RE = re.compile(
     r"\b(?:any|a|some|there\s+(?:a|any))\s+"
     r"(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
     r"|(?<!\bthe\s)(?<!\bour\s)\b(?:docs?|documentation|wiki|guides?)\s+"
-    r"(?:on|about|for|covering)\b",
+    r"(?:on|about|for|covering)\b"
+    # "anything written up for when someone hijacks our prefixes?", "what do we have
+    # documented on X": what was written down, asked for without naming a kind.
+    r"|\b(?:anything|something|stuff|notes?)\s+(?:written|documented)\b"
+    r"|\b(?:written|wrote)\s+(?:up|down)\s+(?:for|about|on)\b"
+    r"|\bdocumented\s+(?:for|about|on|anywhere)\b",
     re.IGNORECASE,
 )
 
