@@ -47,13 +47,17 @@ _EXPLICIT_REPORT_RE = _any(
 # but ask for past incidents.
 _ONGOING_RE = _any(
     r"\b(?:right\s+now|currently|at\s+the\s+moment|as\s+we\s+speak|ongoing|in\s+progress)\b",
-    r"\b(?:since|after|from)\s+(?:the\s+)?\d{1,2}:\d{2}\b",
+    r"\bsince\s+(?:the\s+)?\d{1,2}:\d{2}\b",
     r"\b(?:this\s+(?:morning|afternoon|evening)|today|tonight)\b",
     r"\b\d+\s+(?:minutes?|mins?|hours?)\s+ago\b",
     r"\b(?:we(?:'re|\s+are)|i(?:'m|\s+am))\s+(?:seeing|getting|having|experiencing|observing)\b",
     r"\b(?:is|are)\s+(?:completely\s+|totally\s+)?down\b",
     r"\b(?:pager|alert)s?\s+(?:is\s+|are\s+)?firing\b",
 )
+# A clock time a thing started from says when, not that it is still going on:
+# past incidents are told that way too ("500s from 08:47 UTC"). It counts as a
+# sign of now only where the model itself read a report.
+_STARTED_AT_RE = _any(r"\b(?:after|from)\s+(?:the\s+|just\s+after\s+)?\d{1,2}:\d{2}\b")
 _TICKET_REQUEST_RE = _any(
     r"\b(?:file|create|open|raise|log|cut|make)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|separate\s+)?"
     r"(?:ticket|jira(?:\s+issue)?)\b",
@@ -202,7 +206,9 @@ def _by_intent(
         return TurnDecision(TurnKind.ADD_COMMENT, reason="adds to the current incident")
     if guess.is_greeting:
         return TurnDecision(TurnKind.CHIT_CHAT, reason="a greeting or thanks")
-    if top in {"report", "question"} and _reads_as_ongoing(text):
+    if top in {"report", "question"} and _reads_as_ongoing(
+        text, model_reads_report=top == "report"
+    ):
         return TurnDecision(
             TurnKind.NEW_INCIDENT, False, ticket, False, "describes something ongoing"
         )
@@ -211,13 +217,16 @@ def _by_intent(
     )
 
 
-def _reads_as_ongoing(text: str) -> bool:
+def _reads_as_ongoing(text: str, *, model_reads_report: bool) -> bool:
     """A statement, not a question, that says it is happening now."""
-    return not is_question(text) and bool(_ONGOING_RE.search(text))
+    now = _ONGOING_RE.search(text) or (model_reads_report and _STARTED_AT_RE.search(text))
+    return not is_question(text) and bool(now)
 
 
 def _looks_like_a_report(text: str) -> bool:
-    return bool(_EXPLICIT_REPORT_RE.search(text) or _ONGOING_RE.search(text))
+    return bool(
+        _EXPLICIT_REPORT_RE.search(text) or _ONGOING_RE.search(text) or _STARTED_AT_RE.search(text)
+    )
 
 
 # --- normalising the description --------------------------------------------------

@@ -335,6 +335,7 @@ def test_other_incidents_where_searches_what_they_share() -> None:
             "another outage where postgres couldn't promote a primary on its own?",
             "search_similar_incidents",
         ),
+        ("was there another big one like it around then?", "search_similar_incidents"),
     ],
 )
 def test_elsewhere_is_searched_and_working_again_is_read(question: str, tool: str) -> None:

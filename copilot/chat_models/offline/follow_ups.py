@@ -72,7 +72,8 @@ _SIMILAR_RE = re.compile(
 # "any other incident where the database couldn't promote a primary?": others
 # with what the question describes, not a detail of this one.
 _OTHERS_WHERE_RE = re.compile(
-    r"\b(?:other|another)\s+(?:incidents?|outages?|cases?|times?|ones?|compan(?:y|ies))\s+"
+    r"\b(?:other|another)\s+(?:[a-z-]+\s+){0,2}?"
+    r"(?:incidents?|outages?|cases?|times?|ones?|compan(?:y|ies))\s+"
     r"(?:where|when|with|that|in\s+which|like)\b",
     re.IGNORECASE,
 )
@@ -271,9 +272,9 @@ def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
     more ("…at Google?"), those words are searched too."""
     limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself comes back too
     described = _OTHERS_WHERE_RE.search(question)
-    if described:  # what the others have in common is said: that alone is searched
-        query = question[described.end() :].strip(" ?.!")
-        return [Route("search_similar_incidents", {"query": query, "limit": limit}, "others where")]
+    said = question[described.end() :].strip(" ?.!") if described else ""
+    if len(_own_stems(said)) >= 2:  # what the others share is said: that alone is searched
+        return [Route("search_similar_incidents", {"query": said, "limit": limit}, "others where")]
     own = _own_subject(question)
     query = f"{state.focus[0].title} {own}" if own else state.focus[0].title
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]

@@ -81,6 +81,25 @@ def test_reports_are_new_incidents(report: str) -> None:
     assert kind(report) == "new_incident"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # When a thing started is how past incidents are told too: with the model
+        # reading a question, it is one...
+        ("new VMs created after 10:05 get no DHCP lease, older ones are fine", "query_past"),
+        ("card authorisations declined from 14:20 UTC in one region, the others fine",
+         "query_past"),
+        # ...while "since" says it is still going on, and the model's report stands.
+        ("payout webhooks timing out since 09:12 UTC for merchants on the legacy cluster",
+         "new_incident"),
+        ("payout webhooks timing out from 09:12 UTC for merchants on the legacy cluster only",
+         "new_incident"),
+    ],
+)  # fmt: skip
+def test_a_start_time_alone_does_not_make_a_question_a_report(text: str, expected: str) -> None:
+    assert kind(text) == expected
+
+
 def test_a_screenshot_with_a_statement_is_a_report_but_not_with_a_question() -> None:
     assert kind("Checkout is throwing this", image=True) == "new_incident"
     assert kind("Checkout is throwing this") == "query_past"
