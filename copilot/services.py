@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
 from django.core.files.storage import Storage
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from copilot import selectors
@@ -26,7 +26,7 @@ from copilot.models import (
 )
 from copilot.tools import ToolResult
 from incidentdesk import owners
-from incidentdesk.db import rows_insert
+from incidentdesk.db import row_update, rows_insert
 from incidentdesk.embeddings import embed_texts
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from incidents import importers
@@ -290,10 +290,10 @@ def conversation_message_append(
 def conversation_touch(*, conversation: Conversation, title: str = "") -> None:
     """Mark activity, which orders the sidebar; store `title` too when given
     (the generated one, written with the answer rather than on its own)."""
-    changes: dict[str, Any] = {"updated_at": timezone.now()}
+    conversation.updated_at = timezone.now()
     if title:
-        changes["title"] = title[:TITLE_MAX_CHARS]
-    Conversation.objects.filter(pk=conversation.pk).update(**changes)
+        conversation.title = title[:TITLE_MAX_CHARS]
+    row_update(conversation, "updated_at", *(["title"] if title else []))
 
 
 def conversation_title_set(*, conversation: Conversation, title: str) -> Conversation:
@@ -318,7 +318,8 @@ def agent_run_finish(*, run: AgentRun, status: str, error: str = "", **figures: 
     run.finished_at = timezone.now()
     for name, value in figures.items():
         setattr(run, name, value)
-    run.save()
+    if not row_update(run):  # every field, as save() wrote them; once per answer
+        raise DatabaseError(f"Run {run.pk} is gone; it was not closed.")
     return run
 
 

@@ -76,6 +76,42 @@ def _insert_statement(model: type[Model], count: int) -> tuple[str, list[Field[A
     return sql, fields
 
 
+def row_update(row: Model, *names: str) -> int:
+    """UPDATE the named fields of a stored instance (every field but the key when none
+    are named, as save() writes them); return how many rows changed (0 or 1).
+
+    save() and QuerySet.update() build and compile their UPDATE anew at every
+    call: 720 and 420 µs of CPU here, against ~140 µs for the statement run
+    directly. An answer closes its run and marks its conversation twice, so
+    the copilot's hot path comes here (like `rows_insert`). Fields get their
+    `pre_save` value, as save() gives them (`auto_now` sets now); no signals.
+    """
+    sql, fields = _update_statement(type(row), names)
+    values = [field.get_db_prep_save(field.pre_save(row, False), connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*values, row.pk])
+        return int(cursor.rowcount)
+
+
+@cache
+def _update_statement(
+    model: type[Model], names: tuple[str, ...]
+) -> tuple[str, list[Field[Any, Any]]]:
+    """The UPDATE of `names` (all concrete fields but the key when empty) by primary key."""
+    meta, quote = model._meta, connection.ops.quote_name
+    pk = meta.pk
+    if names:
+        fields = [meta.get_field(name) for name in names]
+    else:
+        fields = [f for f in meta.local_concrete_fields if f is not pk and not f.generated]
+    if meta.parents or pk is None or any(hasattr(f, "get_placeholder") for f in fields):
+        raise TypeError(f"row_update cannot write {meta.label}; use save()")
+    assignments = ", ".join(f"{quote(str(f.column))} = %s" for f in fields)  # type: ignore[union-attr]
+    # Names from the model's own metadata, quoted; every value is a parameter.
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(str(pk.column))} = %s"  # noqa: S608
+    return sql, fields  # type: ignore[return-value]
+
+
 def _columns(fields: Sequence[Field[Any, Any]]) -> str:
     """Quoted column names (a concrete field always has one)."""
     return ", ".join(connection.ops.quote_name(str(field.column)) for field in fields)
