@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pprint
 from typing import Any
 
 import autobahn.twisted.websocket
@@ -33,3 +34,20 @@ def test_swapping_twice_keeps_one_layer() -> None:
     format_debug_fields_lazily()
     format_debug_fields_lazily()
     assert str(MODULES[0].hlval(7)) == UTIL.hlval(7)
+
+
+def test_the_connection_settings_print_as_autobahn_prints_them() -> None:
+    """`pformat` of each connection's settings is deferred like the frame fields."""
+    format_debug_fields_lazily()
+    settings = [("autoPingInterval", 0, "WebSocketServerFactory"), ("utf8validateIncoming", True)]
+    deferred = MODULES[0].pformat(settings)
+    assert not isinstance(deferred, str)  # nothing printed yet
+    line = f"\n{deferred}"
+    assert line == "\n" + pprint.pformat(settings)
+
+
+def test_the_timings_still_read_as_text() -> None:
+    format_debug_fields_lazily()
+    timings = MODULES[0].Timings()
+    timings.track("onOpen")
+    assert str(timings) == pprint.pformat(timings._timings)
