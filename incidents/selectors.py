@@ -484,6 +484,7 @@ def _rank_incidents(
         vector=vector,
         versions=scope_version_ids(version),
         reports_last=True,
+        covering_first=True,
     )
     _attach_versions([r.parent for r in ranked], version)
     return [IncidentHit(r.parent, r.chunk_text, r.score) for r in ranked]

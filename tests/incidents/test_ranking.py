@@ -1,18 +1,22 @@
 """The shared hybrid ranking: its SQL fusion agrees with min-max score fusion
-computed the plain way, and its hand-written scope is the ORM's."""
+computed the plain way, its hand-written scope is the ORM's, and a near tie
+goes to the parent whose chunks cover more of the question."""
 
 from pathlib import Path
 
 import pytest
 
 from incidentdesk.embeddings import embed_query_literal
-from incidents.models import DatasetVersion, IncidentChunk
+from incidents.models import DatasetVersion, Incident, IncidentChunk
 from incidents.ranking import (
     EXACT_DISTANCE,
     VECTOR_WEIGHT,
     ChunkScope,
+    RankedParent,
+    _covering_first,
     _fused_winners,
     fetch_rows,
+    rare_terms,
 )
 from incidents.selectors import chunk_scope, scope_version_ids
 from tests.factories import incident_row, incidents_import
@@ -120,3 +124,68 @@ def test_the_written_scope_is_the_sql_the_orm_compiles(six_incidents: DatasetVer
     assert ChunkScope.in_versions(IncidentChunk, []) == ChunkScope.of(
         IncidentChunk.objects.filter(version_id__in=[])
     )
+
+
+UPLOADS_QUESTION = (
+    "uploads failing: every insert errors out, reads are fine, the id column is at its max"
+)
+
+
+@pytest.fixture
+def striking_detail_and_whole_story(tmp_path: Path) -> DatasetVersion:
+    """One incident that shares a single detail with UPLOADS_QUESTION, one that
+    tells all of it across its summary and body."""
+    rows = [
+        incident_row(
+            "INC-2025-08-01-001",
+            title="Dashboard id column misaligned",
+            root_cause="A CSS change shifted one column.",
+            body="Support saw the id column move.",
+        ),
+        incident_row(
+            "INC-2025-08-02-001",
+            title="Uploads failing after the key reached its maximum",
+            root_cause="The id column of the uploads table hit its max value.",
+            body="Every insert errored out while reads stayed fine.",
+        ),
+    ]
+    return incidents_import(tmp_path / "two.jsonl", rows, dataset_name="two", activate=True)
+
+
+def test_the_winners_come_with_the_question_terms_all_their_chunks_hold(
+    striking_detail_and_whole_story: DatasetVersion,
+) -> None:
+    versions = [striking_detail_and_whole_story.pk]
+    scope = ChunkScope.in_versions(IncidentChunk, versions)
+    terms = rare_terms(UPLOADS_QUESTION, IncidentChunk._meta.db_table, versions)
+    literal = embed_query_literal(UPLOADS_QUESTION)
+
+    winners = _fused_winners(scope, "incident", literal, True, [], limit=2, terms=terms)
+
+    covered = {hit.parent.incident_id: hit.covered for hit in winners}
+    assert covered["INC-2025-08-02-001"] > covered["INC-2025-08-01-001"] > 0
+
+
+def test_a_near_tie_goes_to_the_incident_covering_more_of_the_question() -> None:
+    detail, story = (
+        Incident(incident_id="INC-2025-08-01-001"),
+        Incident(incident_id="INC-2025-08-02-001"),
+    )
+    ranked = [RankedParent(detail, 0.80, "", covered=2), RankedParent(story, 0.78, "", covered=9)]
+
+    reordered = _covering_first(ranked)
+
+    assert [hit.parent for hit in reordered] == [story, detail]
+    assert all(0.0 <= hit.score <= 1.0 for hit in reordered)
+
+
+def test_a_clear_lead_survives_the_coverage_reordering() -> None:
+    detail, story = (
+        Incident(incident_id="INC-2025-08-01-001"),
+        Incident(incident_id="INC-2025-08-02-001"),
+    )
+    ranked = [RankedParent(detail, 0.95, "", covered=2), RankedParent(story, 0.30, "", covered=9)]
+
+    reordered = _covering_first(ranked)
+
+    assert [hit.parent for hit in reordered] == [detail, story]
