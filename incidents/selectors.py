@@ -351,12 +351,15 @@ def relaxed_filters(filters: IncidentFilters) -> list[IncidentFilters]:
 def _application_named_verbatim(
     text: str, catalog: ApplicationCatalog
 ) -> tuple[qp.ApplicationMatch | None, str | None]:
-    """A full known application name written inside a longer question."""
+    """A full known application name written inside a longer question, with the
+    entries that name it too: "CircleCI jobs stuck…" is about "CircleCI job
+    execution (…)" as much as about the entry called just "CircleCI"."""
     found = catalog.names.search(text.lower()) if catalog.names else None
     if found is None:
         return None, None
     entry = next(e for e in catalog.entries if e.application.lower() == found.group(0))
-    return qp.ApplicationMatch((entry.application,), "exact"), entry.application
+    match = qp.match_applications(entry.application, catalog.entries)
+    return match or qp.ApplicationMatch((entry.application,), "exact"), entry.application
 
 
 # --- incident_search_similar (the search_similar_incidents tool) ---------------

@@ -131,3 +131,26 @@ def test_a_window_question_filters_by_window_and_application_and_ranks_the_subje
     assert found.applied.applications == ("PayU Core",)
     assert found.applied.window is not None and not found.expanded
     assert [h.incident.incident_id for h in found.hits] == ["INC-2025-12-01-001"]
+
+
+def test_a_name_written_in_full_also_searches_the_entries_named_after_it(
+    tmp_path: Path,
+) -> None:
+    """ "PayU Core jobs stuck after a broker upgrade": the entry called just "PayU Core"
+    and "PayU Core payouts (RabbitMQ)" are the same product; the search keeps both."""
+    rows = [
+        incident_row("INC-2025-12-01-001", title="Credentials revoked after a vendor breach",
+                     impacted_application="PayU Core", occurred_at="2025-12-01"),
+        incident_row("INC-2025-12-02-001", title="Payout jobs stuck after a broker upgrade",
+                     impacted_application="PayU Core payouts (RabbitMQ)",
+                     occurred_at="2025-12-02"),
+        incident_row("INC-2025-12-03-001", title="Payout jobs stuck after a broker upgrade",
+                     impacted_application="Checkout Gateway", occurred_at="2025-12-03"),
+    ]  # fmt: skip
+    version = incidents_import(tmp_path / "v.jsonl", rows, dataset_name="v", activate=True)
+    found = incident_search_similar(
+        query="PayU Core payout jobs stuck after a broker upgrade", limit=5, version=version
+    )
+    assert set(found.applied.applications) == {"PayU Core", "PayU Core payouts (RabbitMQ)"}
+    assert found.hits[0].incident.incident_id == "INC-2025-12-02-001"
+    assert "INC-2025-12-03-001" not in {h.incident.incident_id for h in found.hits}
