@@ -461,6 +461,9 @@ def parse_date_phrase(phrase: str, today: dt.date) -> dt.date | None:
 WHAT_TO_DO_ASKS = (
     r"what\s+now|now\s+what|next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we|you)\s+do(?:\s+now)?|"
     r"what\s+(?:do|should|can)\s+(?:i|we)\s+check(?:\s+first)?|where\s+do\s+(?:i|we)\s+start|"
+    # "first thing to check when…", "what to look at first"
+    r"(?:the\s+)?first\s+(?:things?|steps?)\s+to\s+(?:check|do|look\s+at|try)|"
+    r"what\s+to\s+(?:check|look\s+at|do)\s+first|"
     r"(?:any\s+)?(?:advice|ideas|pointers|suggestions|tips)|"
     # ...and the fix or the routine asked for by name ("whats the drill", "quick fix?").
     r"what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|fix|process|standard\s+response)|"
