@@ -334,3 +334,37 @@ PUBLISHED = Row(
 def test_the_sentence_of_the_shape_asked_for_answers(question: str, expected: str) -> None:
     answer = write_answer(question, lookups(PUBLISHED), STATE)
     assert expected in answer.split("From **")[0]
+
+
+OUTAGE = Row(
+    "INC-2023-03-14-001",
+    "Storefront down after a cache node fills its disk",
+    body="A cache node's disk filled with debug logs and the node stopped answering. "
+    "From 09:12 to 10:05 UTC every storefront page returned errors. "
+    "The team cleared the logs and turned debug logging off.",
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what was the window they were completely down?", "from when to when was it broken?"],
+)
+def test_a_window_asked_for_quotes_the_span_of_times(question: str) -> None:
+    answer = write_answer(question, lookups(OUTAGE), STATE)
+    assert "From 09:12 to 10:05 UTC" in answer.split("From **")[0]
+
+
+@pytest.mark.parametrize(
+    "question", ["was that the first time that happened to them?", "a one-off, or had it before?"]
+)
+def test_the_first_time_asks_whether_it_was_a_repeat(question: str) -> None:
+    again = Row(
+        "INC-2019-05-21-001",
+        "Login latency as the token store saturates",
+        repeat_incident=True,
+        body="Logins slowed for an hour, repeating a similar outage on 14 May. "
+        "More token-store capacity was added.",
+    )
+    answer = write_answer(question, lookups(again), STATE)
+    assert answer.startswith("Yes: INC-2019-05-21-001 is recorded as a repeat")
+    assert "repeating a similar outage on 14 May" in answer

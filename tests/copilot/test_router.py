@@ -668,14 +668,20 @@ def test_any_other_time_a_thing_happened_searches_that_thing() -> None:
 @pytest.mark.parametrize(
     "question",
     [
-        # Without the marker, both would read the incidents in focus.
-        "different question: which of those vendors had a DNS outage?",
-        "unrelated but has anyone had a pool exhausted like that?",
-        "ok switching gears, which of those vendors had a DNS outage?",
+        # Without the marker, each would read the incidents in focus.
+        "unrelated, but how long did the longest DNS outage ever last?",
+        "ok switching gears, what caused the pool to run dry?",
+        "side question - who was responsible for the export bug?",
     ],
 )
 def test_a_change_of_topic_stands_alone(question: str) -> None:
     assert plan_of(question) == plan_of(question, ConversationState())
+
+
+def test_a_change_of_topic_that_points_back_still_follows_up() -> None:
+    assert plan_of("unrelated, but what was the root cause of that one?") == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2025-10-02-001"})
+    ]
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,11 @@ _NEVER = re.compile(r"(?!)")
 ANSWER_SHAPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"\bversions?\b", re.I), re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b")),
     (re.compile(r"\b(?:what|which)\s+(?:time|hour)\b", re.I), _CLOCK_RE),
+    # "What was the window they were down?", "what hours?": from one time to another.
+    (
+        re.compile(r"\b(?:window|time\s*frame|time\s+span|what\s+hours|from\s+when)\b", re.I),
+        re.compile(r"\b\d{1,2}:\d{2}\b[^.;]{0,20}?\b(?:to|until|till|and|-)\s*\d{1,2}:\d{2}\b"),
+    ),
     (
         re.compile(r"\bwhat\s+(?:share|percent\w*|proportion|fraction|portion)\b", re.I),
         re.compile(r"\d\s*%|\bper\s*cent\b|\b(?:half|third|quarter)\b", re.I),

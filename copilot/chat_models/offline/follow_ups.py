@@ -334,7 +334,9 @@ _NEW_TOPIC_RE = re.compile(
 
 
 def changes_topic(question: str) -> bool:
-    return bool(_NEW_TOPIC_RE.search(question))
+    """A marker of a new topic, and nothing pointing back ("unrelated, but what
+    caused that one?" still asks about the record in focus)."""
+    return bool(_NEW_TOPIC_RE.search(question)) and not has_reference(question)
 
 
 # Whether what was read is a risk for our own systems ("we run flush at 2 too, is

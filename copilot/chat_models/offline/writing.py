@@ -38,7 +38,9 @@ _QUESTION_FILLER = frozenset(
 _DURATION_RE = re.compile(r"\bhow\s+(?:long|much|many)\b|\bduration\b", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"\d")
 _FACETS: list[tuple[str, re.Pattern[str]]] = [
-    ("repeat", re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.I)),
+    # "Was that the first time?", "a one-off?": whether it had happened before.
+    ("repeat", re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+(?:to\s+\w+\s+)?before|"
+                          r"first\s+time|one[- ]off)\b", re.I)),
     # Before "accountable": "who got hit?" asks who suffered, not who was at fault.
     ("affected", extract.AFFECTED_RE),
     ("started", extract.STARTED_RE),
