@@ -114,6 +114,15 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     return None, text
 
 
+def window_counts_from_today(text: str, today: dt.date) -> bool:
+    """Whether the window in `text` is counted back from today ("last night", "last
+    year", "since Monday") rather than named by its dates ("June 2025", "in 2019"):
+    asked a year later, it would be another window."""
+    window, _ = parse_time_window(text, today)
+    later, _ = parse_time_window(text, today + dt.timedelta(days=366))
+    return window is not None and later is not None and window.start != later.start
+
+
 def _up_to_today(window: TimeWindow, today: dt.date) -> TimeWindow:
     """Nothing has happened after today: "in 2026" asked in March is "since January"."""
     if window.end is None or window.end <= today:

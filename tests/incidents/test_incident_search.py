@@ -154,3 +154,51 @@ def test_a_name_written_in_full_also_searches_the_entries_named_after_it(
     assert set(found.applied.applications) == {"PayU Core", "PayU Core payouts (RabbitMQ)"}
     assert found.hits[0].incident.incident_id == "INC-2025-12-02-001"
     assert "INC-2025-12-03-001" not in {h.incident.incident_id for h in found.hits}
+
+
+@pytest.fixture
+def an_old_repeat_and_a_new_incident(tmp_path: Path) -> DatasetVersion:
+    rows = [
+        incident_row("INC-2014-01-01-001",
+                     title="Registration emails sent many times to past entrants",
+                     body="A notification job retried and sent the same registration email "
+                          "dozens of times to everyone who had entered before.",
+                     occurred_at="2014-01-01"),
+        incident_row("INC-2025-12-20-001", title="Checkout errors after a deploy",
+                     repeat_incident=True, occurred_at="2025-12-20"),
+    ]  # fmt: skip
+    return incidents_import(tmp_path / "d.jsonl", rows, dataset_name="d", activate=True)
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Support ticket: I entered the contest last year and this morning got your registration "
+        "email 23 times, and other past entrants say the same",
+        "Support ticket: past entrants keep getting the registration email many times over, "
+        "the duplicate sends are recurring every morning",
+    ],
+)
+def test_a_description_keeps_its_time_of_day_and_its_recurrence_as_story_not_filters(
+    an_old_repeat_and_a_new_incident: DatasetVersion, description: str
+) -> None:
+    """ "last year" happened to the asker and "recurring" is the symptom: neither is a
+    window nor the repeat flag, which would hold only the other incident."""
+    found = incident_search_similar(
+        query=description, now=dt.date(2026, 1, 10), version=an_old_repeat_and_a_new_incident
+    )
+    assert found.filters.is_empty and not found.expanded
+    assert found.hits[0].incident.incident_id == "INC-2014-01-01-001"
+
+
+def test_a_description_dated_by_name_keeps_its_window(
+    an_old_repeat_and_a_new_incident: DatasetVersion,
+) -> None:
+    found = incident_search_similar(
+        query="past entrants got the registration email dozens of times from a retrying "
+        "notification job in 2014, what was the cause and the fix",
+        now=dt.date(2026, 1, 10),
+        version=an_old_repeat_and_a_new_incident,
+    )
+    assert found.applied.window is not None
+    assert [h.incident.incident_id for h in found.hits] == ["INC-2014-01-01-001"]
