@@ -513,8 +513,20 @@ _CATEGORY_RE = re.compile(
 )
 
 
+# Repeat incidents asked for by name, which a long question keeps as a filter
+# (selectors.DESCRIPTION_WORDS); "recurring" or "happened again" may describe the symptom.
+_REPEATS_ASKED_RE = re.compile(
+    r"\brepeat(?:ed)?\s+(?:incidents?|outages?|ones)\b|\bflagged\s+as\s+(?:a\s+)?repeat",
+    re.IGNORECASE,
+)
+
+
 def parse_repeat(text: str) -> bool | None:
     return True if _REPEAT_RE.search(text) else None
+
+
+def asks_for_repeat_incidents(text: str) -> bool:
+    return _REPEATS_ASKED_RE.search(text) is not None
 
 
 def parse_severity(text: str) -> str | None:

@@ -340,7 +340,9 @@ def parse_incident_filters(
 # year, and "recurring 502s" recur for them. The search then ranks the
 # description over every incident: a window counted from today held none of the
 # past incidents such a description is about. A window named by its dates ("down
-# most of a day in June 2025") stays a filter however long the question.
+# most of a day in June 2025") and repeat incidents asked for by name stay
+# filters however long the question. Listing questions have 0-5 words beside
+# their window in our sets, descriptions 17-23.
 DESCRIPTION_WORDS = 8
 
 
@@ -352,7 +354,12 @@ def _asked_not_described(
     if len(content_words(rest)) <= DESCRIPTION_WORDS:
         return filters
     counted_from_today = filters.window and qp.window_counts_from_today(query, today)
-    return replace(filters, window=None if counted_from_today else filters.window, repeat=None)
+    asked_repeats = filters.repeat and qp.asks_for_repeat_incidents(query)
+    return replace(
+        filters,
+        window=None if counted_from_today else filters.window,
+        repeat=filters.repeat if asked_repeats else None,
+    )
 
 
 MENTION_TOPIC_WORDS = 3  # more words beside the name: a description, not "<app> <topic>"

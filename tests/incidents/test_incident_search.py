@@ -202,3 +202,16 @@ def test_a_description_dated_by_name_keeps_its_window(
     )
     assert found.applied.window is not None
     assert [h.incident.incident_id for h in found.hits] == ["INC-2014-01-01-001"]
+
+
+def test_a_long_question_that_asks_for_repeat_incidents_by_name_keeps_the_filter(
+    an_old_repeat_and_a_new_incident: DatasetVersion,
+) -> None:
+    found = incident_search_similar(
+        query="which repeat incidents had past entrants getting the registration email many "
+        "times over from a retrying notification job",
+        now=dt.date(2026, 1, 10),
+        version=an_old_repeat_and_a_new_incident,
+    )
+    assert found.applied.repeat
+    assert [h.incident.incident_id for h in found.hits] == ["INC-2025-12-20-001"]
