@@ -114,15 +114,6 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     return None, text
 
 
-def window_counts_from_today(text: str, today: dt.date) -> bool:
-    """Whether the window in `text` is counted back from today ("last night", "last
-    year", "since Monday") rather than named by its dates ("June 2025", "in 2019"):
-    asked a year later, it would be another window."""
-    window, _ = parse_time_window(text, today)
-    later, _ = parse_time_window(text, today + dt.timedelta(days=366))
-    return window is not None and later is not None and window.start != later.start
-
-
 def _up_to_today(window: TimeWindow, today: dt.date) -> TimeWindow:
     """Nothing has happened after today: "in 2026" asked in March is "since January"."""
     if window.end is None or window.end <= today:
@@ -513,20 +504,8 @@ _CATEGORY_RE = re.compile(
 )
 
 
-# Repeat incidents asked for by name, which a long question keeps as a filter
-# (selectors.DESCRIPTION_WORDS); "recurring" or "happened again" may describe the symptom.
-_REPEATS_ASKED_RE = re.compile(
-    r"\brepeat(?:ed)?\s+(?:incidents?|outages?|ones)\b|\bflagged\s+as\s+(?:a\s+)?repeat",
-    re.IGNORECASE,
-)
-
-
 def parse_repeat(text: str) -> bool | None:
     return True if _REPEAT_RE.search(text) else None
-
-
-def asks_for_repeat_incidents(text: str) -> bool:
-    return _REPEATS_ASKED_RE.search(text) is not None
 
 
 def parse_severity(text: str) -> str | None:

@@ -329,37 +329,7 @@ def parse_incident_filters(
     )
     if match and subject:
         rest = re.sub(re.escape(subject), " ", qp.normalise_mention_text(rest), flags=re.IGNORECASE)
-    rest = qp.strip_filter_words(rest)
-    return _asked_not_described(filters, query, rest, today), rest
-
-
-# More words than this beside a window counted from today, or a word for
-# recurrence, make the question a description of what the asker is living
-# through, not a request for a time span or for repeat incidents: "I signed up
-# last year and this morning received the email 23 times" happened to them last
-# year, and "recurring 502s" recur for them. The search then ranks the
-# description over every incident: a window counted from today held none of the
-# past incidents such a description is about. A window named by its dates ("down
-# most of a day in June 2025") and repeat incidents asked for by name stay
-# filters however long the question. Listing questions have 0-5 words beside
-# their window in our sets, descriptions 17-23.
-DESCRIPTION_WORDS = 8
-
-
-def _asked_not_described(
-    filters: IncidentFilters, query: str, rest: str, today: dt.date
-) -> IncidentFilters:
-    """`filters` without the window and the repeat flag that a long description
-    carries as part of its story (see DESCRIPTION_WORDS)."""
-    if len(content_words(rest)) <= DESCRIPTION_WORDS:
-        return filters
-    counted_from_today = filters.window and qp.window_counts_from_today(query, today)
-    asked_repeats = filters.repeat and qp.asks_for_repeat_incidents(query)
-    return replace(
-        filters,
-        window=None if counted_from_today else filters.window,
-        repeat=filters.repeat if asked_repeats else None,
-    )
+    return filters, qp.strip_filter_words(rest)
 
 
 MENTION_TOPIC_WORDS = 3  # more words beside the name: a description, not "<app> <topic>"

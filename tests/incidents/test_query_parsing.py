@@ -90,23 +90,6 @@ def test_a_bare_month_and_year_names_an_event_not_a_window() -> None:
     assert qp.parse_time_window("the March 2024 outage of the API", TODAY)[0] is None
 
 
-@pytest.mark.parametrize(
-    ("text", "from_today"),
-    [
-        ("I signed up last year and got the email 23 times", True),
-        ("the build broke last night", True),
-        ("anything since monday?", True),
-        ("heroku was down most of a day in june 2025", False),
-        ("outages in 2019", False),
-        ("disk full on the log volume", False),
-    ],
-)
-def test_a_window_counted_from_today_is_told_from_one_named_by_its_dates(
-    text: str, from_today: bool
-) -> None:
-    assert qp.window_counts_from_today(text, TODAY) is from_today
-
-
 def test_no_window_leaves_the_text_alone() -> None:
     assert qp.parse_time_window("disk full on the log volume", TODAY) == (
         None,
