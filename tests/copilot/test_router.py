@@ -730,3 +730,12 @@ def test_a_document_in_the_story_is_not_what_is_asked() -> None:
         "has this happened before?"
     )
     assert plan_of(question, ConversationState())[0][0] == "search_similar_incidents"
+
+
+def test_how_much_of_the_event_still_points_back_at_it() -> None:
+    """ "The whole outage" names no item, but points at the record in focus, whatever
+    the model makes of the words."""
+    from copilot.chat_models.offline.follow_ups import points_back
+
+    assert points_back("what caused the whole outage?")
+    assert points_back("how long did the entire incident last?")

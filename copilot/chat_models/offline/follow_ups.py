@@ -584,7 +584,9 @@ def points_back(question: str) -> bool:
         _ORDINAL_RE.search(question)
         or _DATED_POINTER_RE.search(question)
         or _POINTER_RE.search(question)
-        or (named_item(question) and _NAME_RE.search(question))
+        # "the Mandrill one", and "the whole outage" too: it names no item, but
+        # points at the one in focus.
+        or _NAME_RE.search(question)
         or superlative(question)
         or _SIMILAR_RE.search(question)
         or _OTHERS_WHERE_RE.search(question)
