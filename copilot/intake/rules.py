@@ -98,18 +98,7 @@ _SUMMARY_RE = _any(
 _QUESTION_START_RE = _any(
     r"^\s*(?:what|which|who|whom|when|where|why|how|has|have|had|did|does|do|is|are|was|were"
     r"|can|could|should|would|any|anything|show|list|find|pull|look|give|tell|open|get|search"
-    r"|summary|root\s+cause"
-    # A hypothetical ("if someone starts announcing our prefixes tonight…") asks
-    # what would happen or what to do: nothing has happened yet.
-    r"|if|what\s+if|suppose|supposing|in\s+case)\b"
-)
-# A message that ends by asking what to do ("…, whats the play", "… next steps")
-# is a question, even without its mark ("…we applied a fix" still reports).
-_ENDS_WITH_PLEA_RE = _any(
-    r"\b(?:what\s+now|now\s+what|next\s+steps?|what\s+(?:do|should|can)\s+(?:i|we)\s+do"
-    r"(?:\s+now)?|what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|process|procedure|"
-    r"standard\s+response)|where\s+do\s+(?:i|we)\s+start|any\s+(?:advice|ideas|suggestions|"
-    r"tips|pointers))(?:\s+(?:pls|please|plz|here))?\W*$"
+    r"|summary|root\s+cause)\b"
 )
 
 
@@ -128,11 +117,7 @@ def is_question(text: str) -> bool:
     """A question mark, or a sentence or last clause that opens as a question:
     "ddos hitting our edge right now, what's the procedure" asks what to do."""
     last_clause = _LAST_CLAUSE_RE.split(text.strip())[-1]
-    return (
-        "?" in text
-        or any(_QUESTION_START_RE.search(part) for part in (text, last_clause))
-        or bool(_ENDS_WITH_PLEA_RE.search(text))
-    )
+    return "?" in text or any(_QUESTION_START_RE.search(part) for part in (text, last_clause))
 
 
 # Where a message's last clause starts: after a sentence's end, a comma or a dash.

@@ -8,7 +8,6 @@ from copilot.chat_models.offline.follow_ups import superlative
 from copilot.chat_models.offline.router import (
     ConversationState,
     Remembered,
-    _is_request,
     plan,
     route,
 )
@@ -652,90 +651,3 @@ def test_a_name_with_only_listing_words_lists_the_application() -> None:
     assert decision.tool == "get_incidents_by_application"
     searched = route("GCE persistent disk latency after snapshots", catalog=catalog, today=TODAY)
     assert searched.tool == "search_similar_incidents"
-
-
-def test_any_other_time_a_thing_happened_searches_that_thing() -> None:
-    state = ConversationState((JOBS,), "details on INC-2020-10-09-001")
-    assert plan_of("any other time a certificate expiry locked users out?", state) == [
-        ("search_similar_incidents",
-         {"query": "a certificate expiry locked users out", "limit": 6})
-    ]  # fmt: skip
-    # "It" is the record in focus: never a search of the words "it went down".
-    calls = plan_of("any other time it went down like that?", state)
-    assert all(args.get("query") != "it went down like that" for _, args in calls)
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        # Without the marker, each would read the incidents in focus.
-        "unrelated, but how long did the longest DNS outage ever last?",
-        "ok switching gears, what caused the pool to run dry?",
-        "side question - who was responsible for the export bug?",
-    ],
-)
-def test_a_change_of_topic_stands_alone(question: str) -> None:
-    assert plan_of(question) == plan_of(question, ConversationState())
-
-
-def test_a_change_of_topic_that_points_back_still_follows_up() -> None:
-    assert plan_of("unrelated, but what was the root cause of that one?") == [
-        ("lookup_incident_by_id", {"incident_id": "INC-2025-10-02-001"})
-    ]
-
-
-@pytest.mark.parametrize(
-    "question",
-    ["how long was the full outage?", "when did the whole incident end?",
-     "what caused the actual outage"],
-)  # fmt: skip
-def test_how_much_of_the_event_is_not_its_name(question: str) -> None:
-    """ "The full outage" names no item: a detail of the record in focus."""
-    assert plan_of(question) == [("lookup_incident_by_id", {"incident_id": "INC-2025-10-02-001"})]
-
-
-def test_a_later_in_the_pointer_does_not_ask_for_recurrences() -> None:
-    question = "the settlement one later that month, was it a one-off?"
-    assert plan_of(question) == [("lookup_incident_by_id", {"incident_id": "INC-2025-09-01-001"})]
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "our checkout db runs the same pool size.. is that actually a problem for us",
-        "we run that broker version too, are we exposed?",
-        "does that affect us? we're on the same driver",
-    ],
-)
-def test_whether_it_is_a_risk_for_us_is_asked_of_documents(question: str) -> None:
-    assert plan_of(question)[0][0] == "search_knowledge"
-    assert plan_of(question, ConversationState())[0][0] == "search_knowledge"
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "do we have a known issue writeup on consul streaming",
-        "have we got a runbook for expiring certificates",
-    ],
-)
-def test_do_we_have_a_document_asks_for_it(question: str) -> None:
-    assert plan_of(question, ConversationState())[0][0] == "search_knowledge"
-    assert _is_request(question)  # however the model leans, the named kind is asked for
-
-
-def test_a_document_in_the_story_is_not_what_is_asked() -> None:
-    question = (
-        "checkout died because someone ran a playbook step against the wrong cluster. "
-        "has this happened before?"
-    )
-    assert plan_of(question, ConversationState())[0][0] == "search_similar_incidents"
-
-
-def test_how_much_of_the_event_still_points_back_at_it() -> None:
-    """ "The whole outage" names no item, but points at the record in focus, whatever
-    the model makes of the words."""
-    from copilot.chat_models.offline.follow_ups import points_back
-
-    assert points_back("what caused the whole outage?")
-    assert points_back("how long did the entire incident last?")

@@ -74,10 +74,7 @@ _SIMILAR_RE = re.compile(
 _OTHERS_WHERE_RE = re.compile(
     r"\b(?:other|another)\s+(?:[a-z-]+\s+){0,2}?"
     r"(?:incidents?|outages?|cases?|times?|ones?|compan(?:y|ies))\s+"
-    r"(?:where|when|with|that|in\s+which|like)\b"
-    # "any other time a company withdrew its own prefixes?": a time when a clause
-    # (not "it", "they": those are the record in focus) happened.
-    r"|\b(?:any|some|an|one)\s*other\s+times?\s+(?!(?:it|they|this|that|we|you)\b)(?=[a-z])",
+    r"(?:where|when|with|that|in\s+which|like)\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
@@ -193,7 +190,7 @@ _DOCUMENT_TITLE_PREFIX_RE = re.compile(r"^\s*[\w ]{2,20}:\s+")
 def asks_incidents_of_documents(question: str, state: ConversationState) -> bool:
     """The latest turn showed documents, and this asks whether what they describe
     has happened: incidents, not the documents' own words."""
-    if not state.documents or changes_topic(question):
+    if not state.documents:
         return False
     if _INCIDENTS_ASKED_RE.search(question):  # "any incidents where that doc would have helped?"
         return True
@@ -302,58 +299,11 @@ def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
 
 
 def named_item(question: str) -> str:
-    """ "the Mandrill one" → "Mandrill"; "" when no item is named ("the full
-    outage", "the whole incident": how much of it, not which)."""
+    """ "the Mandrill one" → "Mandrill"; "" when no item is named."""
     named = _NAME_RE.search(question)
-    if named is None:
-        return ""
-    words = named.group("name").lower().split()
-    if words[0] in _ORDINALS or set(words) <= _EXTENT_WORDS:
+    if named is None or named.group("name").lower() in _ORDINALS:
         return ""
     return named.group("name")
-
-
-# Words that say how much of the event or which part of its telling, never its name.
-_EXTENT_WORDS = frozenset(
-    {
-        "full", "whole", "entire", "total", "overall", "complete", "actual", "real", "main",
-        "original", "initial", "big", "bigger", "major", "same", "very", "last", "first",
-    }
-)  # fmt: skip
-
-
-# "Unrelated, but…", "diff topic:": what follows stands alone, whatever it shares
-# with the record in focus.
-_NEW_TOPIC_RE = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|also|btw|oh|and|so)\W+)*(?:(?:totally|completely|slightly|kinda)\s+)?"
-    r"(?:unrelated|off[- ]topic|(?:different|diff|new|separate|another|other)\s+"
-    r"(?:topic|question|q|subject|thing)|switching\s+(?:gears|topics?)|change\s+of\s+topic|"
-    r"on\s+(?:an)?other\s+(?:note|topic)|side\s+(?:note|question|q)|random\s+(?:question|q))\b",
-    re.IGNORECASE,
-)
-
-
-def changes_topic(question: str) -> bool:
-    """A marker of a new topic, and nothing pointing back ("unrelated, but what
-    caused that one?" still asks about the record in focus)."""
-    return bool(_NEW_TOPIC_RE.search(question)) and not has_reference(question)
-
-
-# Whether what was read is a risk for our own systems ("we run flush at 2 too, is
-# that a problem for us?"): what known issues and runbooks say, not another event.
-_OUR_RISK_RE = re.compile(
-    r"\b(?:is|are|was|would|could)\s+(?:that|this|it|these|those)\s+(?:be\s+)?"
-    r"(?:(?:actually|really|even|also|still)\s+)?(?:a\s+|an\s+)?(?:real\s+)?"
-    r"(?:problem|issue|risk|concern|danger|dangerous|risky|safe|bad)\s+for\s+(?:us|our)\b"
-    r"|\bare\s+we\s+(?:(?:also|even|still)\s+)?(?:exposed|at\s+risk|vulnerable|safe)\b"
-    r"|\bshould\s+(?:we|i)\s+(?:be\s+)?(?:worr(?:y|ied)|concerned)\b"
-    r"|\b(?:does|would|could)\s+(?:that|this|it)\s+(?:affect|apply\s+to|bite|hit)\s+us\b",
-    re.IGNORECASE,
-)
-
-
-def asks_our_risk(question: str) -> bool:
-    return bool(_OUR_RISK_RE.search(question))
 
 
 def selected_item(
@@ -496,15 +446,12 @@ _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
 def follow_up_kind(question: str, state: ConversationState, *, about_documents: bool) -> str:
     """How a follow-up refers back: knowledge | similar | recurrence | superlative |
     select_many | one."""
-    asks_documents = (
-        _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question) or asks_our_risk(question)
-    )
+    asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
     if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"
     if _SIMILAR_RE.search(question) or _OTHERS_WHERE_RE.search(question):
         return "similar"
-    # "The compute-heavy one later that day, was it a repeat?": "later" points.
-    if asks_recurrence(question[len(pointer_clause(question)) :]):
+    if asks_recurrence(question):
         return "recurrence"
     if superlative(question):
         return "superlative"
@@ -584,9 +531,7 @@ def points_back(question: str) -> bool:
         _ORDINAL_RE.search(question)
         or _DATED_POINTER_RE.search(question)
         or _POINTER_RE.search(question)
-        # "the Mandrill one", and "the whole outage" too: it names no item, but
-        # points at the one in focus.
-        or _NAME_RE.search(question)
+        or (named_item(question) and _NAME_RE.search(question))
         or superlative(question)
         or _SIMILAR_RE.search(question)
         or _OTHERS_WHERE_RE.search(question)

@@ -188,7 +188,7 @@ def _follow_up_kind(
     question: str, guess: IntentGuess, state: ConversationState, today: dt.date
 ) -> str | None:
     """How `question` refers back to the last results, or None if it stands alone."""
-    if not state.focus or follow_ups.changes_topic(question):
+    if not state.focus:
         return None
     # A new time window starts a new listing, unless it only points at one of the
     # results ("the second one, October 2017: what kicked it off?").
@@ -263,7 +263,7 @@ def _decide(
         return _decided_without(
             question, guess, first, f"{first} {p1:.2f} but {unfit}", catalog, today, probe
         )
-    asked = _document_in_the_ask(question)
+    asked = document_asked(question)
     if first != "knowledge" and asked and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {asked}"
@@ -276,8 +276,6 @@ def _decide(
         # possible?": how a system behaves, which documents say, whatever else
         # the story holds (a time of day, a product's name).
         return "knowledge", f"{first} {p1:.2f}, but asks how the system behaves"
-    if first != "lookup" and follow_ups.asks_our_risk(question):
-        return "knowledge", f"{first} {p1:.2f}, but asks whether it is a risk for us"
     if _PREPARES_RE.search(question):
         # "Leap second coming up, anything to watch for?": how to get ready is what
         # runbooks and known issues say (the past fixes come with them).
@@ -399,25 +397,15 @@ def _by_document_type(
 ) -> Weighing:
     """Asking for a kind of document ("any known issue…?", "give me the runbook") asks
     for one; a playbook mentioned in a story does not."""
-    asked = _document_in_the_ask(question)
+    asked = document_asked(question)
     if "knowledge" in pair and asked and _is_request(question):
         return "knowledge", f"names a {asked}"
     return None
 
 
-def _document_in_the_ask(question: str) -> str | None:
-    """The kind of document the asking sentences name: in "s3 fell over bc someone ran
-    a playbook cmd. has this happened before??" the playbook is part of the story."""
-    sentences = [s for s in _SENTENCE_END_RE.split(question.strip()) if s.strip()]
-    asking = [s for s in sentences if "?" in s or _REQUEST_RE.search(s)] or sentences[-1:]
-    return next(filter(None, map(document_asked, asking)), None)
-
-
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _REQUEST_RE = re.compile(
     r"^\s*(?:give|show|send|find|link|point|need|get|pull|share|where|is\s+there|any|"
-    r"what(?:'?s|\s+is|\s+are)|(?:do|did)\s+(?:we|you|i)\s+have|have\s+(?:we|you)\s+got|"
-    r"got\s+(?:a|an|any))\b",
+    r"what(?:'?s|\s+is|\s+are))\b",
     re.IGNORECASE,
 )
 
