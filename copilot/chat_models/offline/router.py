@@ -276,13 +276,16 @@ def _decide(
         # possible?": how a system behaves, which documents say, whatever else
         # the story holds (a time of day, a product's name).
         return "knowledge", f"{first} {p1:.2f}, but asks how the system behaves"
+    if first != "lookup" and _HOW_TO_FIX_RE.search(question):
+        # "How do I fix 403s in PayU?": opening with how to fix it asks for the
+        # procedure, whatever application or symptom it names.
+        return "knowledge", f"{first} {p1:.2f}, but opens asking how to fix it"
     if _PREPARES_RE.search(question):
         # "Leap second coming up, anything to watch for?": how to get ready is what
         # runbooks and known issues say (the past fixes come with them).
         return "knowledge", f"{first} {p1:.2f}, but asks what to prepare for or learn"
     if first in {"similar", "knowledge"} and (
         _pleads_what_to_do(question)
-        or _HOW_TO_FIX_RE.search(question)
         or _OPENS_WITH_ASK_RE.search(question)
         or _asks_what_we_do(last_sentence(question))
         or _asks_why_alone(question)
