@@ -30,6 +30,7 @@ from copilot.chat_models.base import (
 from copilot.chat_models.offline import router
 from copilot.chat_models.offline.golden import golden_lookups, lead_with_verified, verified_answers
 from copilot.chat_models.offline.reading import conversation_state, last_user_index, turn_outcomes
+from copilot.chat_models.offline.state import ConversationState
 from copilot.chat_models.offline.writing import write_answer
 from incidents import selectors as incident_selectors
 from incidents.models import DatasetVersion
@@ -71,6 +72,7 @@ class OfflineChatModel:
         self.incident_version = incident_version
         self.knowledge_version = knowledge_version
         self.pace_seconds = pace_seconds  # between word groups; 0 for tests and benches
+        self._state_read: tuple[list[ChatMessage], int, ConversationState] | None = None
 
     def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> Iterator[ModelEvent]:
         """Tool calls when the question has no results yet, else the written answer."""
@@ -89,7 +91,7 @@ class OfflineChatModel:
         if lookups:
             yield from _tool_calls(lookups)
             return
-        answer = write_answer(question, outcomes, conversation_state(messages))
+        answer = write_answer(question, outcomes, self._state(messages))
         if golden:
             answer = lead_with_verified(golden[0], answer, outcomes)
         for piece in _paced(_PIECE_RE.findall(answer), self.pace_seconds):
@@ -105,7 +107,7 @@ class OfflineChatModel:
         (the evaluation's), where a greeting is not an answer."""
         understood = router.understand(
             question,
-            state=conversation_state(messages),
+            state=self._state(messages),
             catalog=incident_selectors.application_catalog(self.incident_version),
             today=self.today or timezone.localdate(),
             probe=self.probe,
@@ -114,6 +116,16 @@ class OfflineChatModel:
         )
         logger.debug("offline engine: %s", understood.explain())
         return understood
+
+    def _state(self, messages: list[ChatMessage]) -> ConversationState:
+        """`conversation_state`, read once per question: it reads only the turns before
+        the question, which the rounds of one answer leave alone (they append to the
+        same list). The router and the writer both ask for it (~0.6 ms a reading)."""
+        current = last_user_index(messages)
+        read = self._state_read
+        if read is None or read[0] is not messages or read[1] != current:
+            read = self._state_read = (messages, current, conversation_state(messages))
+        return read[2]
 
     def probe(self, route: router.Route) -> float:
         """Evidence for the router: how close the nearest match of a search is."""

@@ -119,8 +119,11 @@ def turn_outcomes(messages: list[ChatMessage], start: int) -> list[ToolOutcome]:
 def conversation_state(messages: list[ChatMessage]) -> ConversationState:
     """The incidents of the latest earlier turn whose tools returned any (and, when
     that was one incident, the latest listing of several before it)."""
-    turns = list(_earlier_turns_with_incidents(messages))
-    documents = _latest_documents(messages)
+    # Each earlier turn's tool messages parsed once: the incidents and the
+    # documents below both read them (parsing is most of this function's time).
+    earlier = _earlier_turn_records(messages)
+    turns = list(_earlier_turns_with_incidents(messages, earlier))
+    documents = _latest_documents(messages, earlier)
     if not turns:
         return ConversationState(documents=documents)
     question, focus = turns[0]
@@ -137,12 +140,25 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
     )
 
 
-def _latest_documents(messages: list[ChatMessage]) -> tuple[RememberedDocument, ...]:
+# (first, end) message indices of an earlier turn, and the records its tools returned.
+_TurnRecords = tuple[int, int, list[Record]]
+
+
+def _earlier_turn_records(messages: list[ChatMessage]) -> list[_TurnRecords]:
+    """Each earlier turn with its tools' records, latest first."""
+    return [
+        (start, end, [r for o in turn_outcomes(messages[:end], start) for r in o.records])
+        for start, end in _earlier_turns(messages)
+    ]
+
+
+def _latest_documents(
+    messages: list[ChatMessage], earlier: list[_TurnRecords]
+) -> tuple[RememberedDocument, ...]:
     """The documents the latest earlier turn that found anything was about, those
     its answer named first leading; none when that turn's answer led with an
     incident (the past fixes under a runbook are not what it was about)."""
-    for start, end in _earlier_turns(messages):
-        records = [r for o in turn_outcomes(messages[:end], start) for r in o.records]
+    for start, end, records in earlier:
         if records:
             ordered = _as_answered(records, _final_answer(messages[start:end]))
             if not ordered[0].is_document:
@@ -168,13 +184,11 @@ def _as_answered(records: list[Record], answer: str) -> list[Record]:
 
 
 def _earlier_turns_with_incidents(
-    messages: list[ChatMessage],
+    messages: list[ChatMessage], earlier: list[_TurnRecords]
 ) -> Iterator[tuple[str, tuple[Remembered, ...]]]:
     """(question, incidents remembered) of each earlier turn that found any, latest first."""
-    for start, end in _earlier_turns(messages):
-        incidents = [
-            r for o in turn_outcomes(messages[:end], start) for r in o.records if not r.is_document
-        ]
+    for start, end, records in earlier:
+        incidents = [r for r in records if not r.is_document]
         if incidents:
             answer = _final_answer(messages[start:end])
             yield messages[start]["content"], _remember(incidents, answer)
