@@ -238,9 +238,18 @@ def conversation_memory(
     (what an answer may cite), from one query."""
     # Only what the model reads: tool results' `data` (for the UI) is the
     # bulk of a conversation's bytes, and decoding it was a sixth of an answer.
-    messages = list(conversation_messages(conversation=conversation).only(*HISTORY_FIELDS))
+    # `conversation_messages(...).only(*HISTORY_FIELDS)` as one fixed statement:
+    # the ORM's took 2.2 ms of CPU for ten messages, against 0.6 ms, at every question.
+    messages = list(Message.objects.raw(_HISTORY, [conversation.pk]))
     returned = {cited for m in messages if m.role == Message.Role.TOOL for cited in m.citations}
     return _whole_turns(messages, token_budget), returned
+
+
+# What conversation_messages(...).only(*HISTORY_FIELDS) runs (the primary key is always read).
+_HISTORY = (
+    'SELECT "id", "role", "content", "tool_calls", "tool_call_id", "tool_name", "citations",'
+    ' "created_at" FROM "copilot_message" WHERE "conversation_id" = %s ORDER BY "created_at", "id"'
+)
 
 
 def citable_ids_existing(

@@ -13,7 +13,12 @@ from copilot import agent
 from copilot.events import DoneEvent, Event, StatusEvent, TitleEvent, ToolCallEvent
 from copilot.models import AgentRun, Message, ToolCall
 from copilot.replies import conversation_reply
-from copilot.selectors import conversation_history
+from copilot.selectors import (
+    HISTORY_FIELDS,
+    conversation_history,
+    conversation_memory,
+    conversation_messages,
+)
 from copilot.services import agent_run_cancel, conversation_create, golden_example_embed
 from incidentdesk.errors import ConflictError, NotFoundError, ValidationError
 from knowledge.models import KnowledgeDocument
@@ -223,6 +228,26 @@ def test_history_keeps_the_latest_whole_turns_within_the_budget(alice: User) -> 
     kept = conversation_history(conversation=conversation, token_budget=400)
     assert [m.role for m in kept] == ["user", "assistant", "user", "assistant"]
     assert kept[0].content.startswith("q4")
+
+
+def test_the_memory_reads_the_history_fields_in_one_fixed_statement(
+    alice: User, django_assert_num_queries
+) -> None:
+    """What `conversation_messages(...).only(*HISTORY_FIELDS)` reads, without the ORM
+    compiling it at every question (2.2 ms of CPU for ten messages, against 0.6)."""
+    conversation = conversation_create(owner=alice)
+    ask(conversation, alice, "Have we seen HTTP 403 errors in PayU Core before?")
+    ask(conversation, alice, "the second one - what caused it?")
+    with django_assert_num_queries(1) as captured:
+        history, returned = conversation_memory(conversation=conversation, token_budget=10**6)
+    assert captured.captured_queries[0]["sql"].startswith('SELECT "id", "role", "content"')
+    orm = conversation_messages(conversation=conversation).only(*HISTORY_FIELDS)
+    fields = ("pk", *HISTORY_FIELDS)
+    assert [[getattr(m, f) for f in fields] for m in history] == [
+        [getattr(m, f) for f in fields] for m in orm
+    ]
+    assert {m.get_deferred_fields() == set(orm[0].get_deferred_fields()) for m in history} == {True}
+    assert "INC-2025-08-24-001" in returned
 
 
 def test_staff_see_runs_read_only_in_the_admin(alice: User, bob: User, client) -> None:
