@@ -13,6 +13,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
 from django.db.models import BooleanField, Case, F, Q, QuerySet, When
 from django.utils import timezone
 
@@ -480,9 +481,14 @@ def knowledge_document_get(
 
 def knowledge_stale_q(*, now: dt.datetime | None = None) -> Q:
     """Documents to flag as stale, as a filter: the rule of `document_freshness`."""
-    # age.days > N there means at least N + 1 whole days here.
-    cutoff = (now or timezone.now()) - dt.timedelta(days=settings.KNOWLEDGE_STALE_DAYS + 1)
+    cutoff = _stale_cutoff(now)
     return Q(last_validated_at__isnull=True) | Q(last_validated_at__lte=cutoff)
+
+
+def _stale_cutoff(now: dt.datetime | None = None) -> dt.datetime:
+    """Validated at or before this, a document is stale (`knowledge_stale_q`)."""
+    # age.days > N there means at least N + 1 whole days here.
+    return (now or timezone.now()) - dt.timedelta(days=settings.KNOWLEDGE_STALE_DAYS + 1)
 
 
 def knowledge_document_annotate_stale(
@@ -506,8 +512,20 @@ def knowledge_stale_ids(ids: Iterable[str]) -> set[str]:
     wanted = {i for i in wanted if not INCIDENT_ID_RE.match(i)}  # most answers cite only these
     if not wanted:
         return set()
-    stale = document_scope().filter(knowledge_stale_q(), doc_id__in=wanted)
-    return set(stale.values_list("doc_id", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _STALE_IN_SCOPE, [DatasetVersion.Status.ACTIVE.value, _stale_cutoff(), list(wanted)]
+        )
+        return {doc_id for (doc_id,) in cursor.fetchall()}
+
+
+# What document_scope().filter(knowledge_stale_q(), doc_id__in=...) runs, as one fixed
+# statement: the ORM compiled it at every answer citing a document (0.86 -> ~0.2 ms of CPU).
+_STALE_IN_SCOPE = (
+    'SELECT d."doc_id" FROM "knowledge_knowledgedocument" d'
+    ' JOIN "incidents_datasetversion" v ON v."id" = d."version_id" WHERE v."status" = %s'
+    ' AND (d."last_validated_at" IS NULL OR d."last_validated_at" <= %s) AND d."doc_id" = ANY(%s)'
+)
 
 
 def knowledge_document_list_for_user(

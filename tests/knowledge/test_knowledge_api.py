@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from knowledge.selectors import knowledge_stale_ids
+from knowledge.selectors import document_scope, knowledge_stale_ids, knowledge_stale_q
 from tests.factories import KnowledgeDocumentFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("roomy_api_rates")]
@@ -32,6 +32,22 @@ def test_stale_ids_are_the_old_or_never_validated_documents(settings: Any) -> No
     ids = ["kb-rb-001", "KB-RB-002", "KB-RB-003", "INC-2025-01-01-001"]
     assert knowledge_stale_ids(ids) == {"KB-RB-002", "KB-RB-003"}
     assert knowledge_stale_ids([]) == set()
+
+
+def test_stale_ids_keep_the_rule_of_the_lists_in_one_fixed_statement(
+    settings: Any, django_assert_num_queries: Any
+) -> None:
+    """The ORM compiled this query at every answer citing a document (~0.6 ms of CPU)."""
+    documents(settings)
+    KnowledgeDocumentFactory(doc_id="KB-RB-004", version__status="archived")  # out of scope
+    ids = ["KB-RB-001", "KB-RB-002", "KB-RB-003", "KB-RB-004"]
+    with django_assert_num_queries(1) as captured:
+        stale = knowledge_stale_ids(ids)
+    assert captured.captured_queries[0]["sql"].startswith('SELECT d."doc_id"')
+    as_lists_flag = document_scope().filter(knowledge_stale_q(), doc_id__in=ids)
+    assert (
+        stale == set(as_lists_flag.values_list("doc_id", flat=True)) == {"KB-RB-002", "KB-RB-003"}
+    )
 
 
 def test_the_list_flags_stale_documents_and_filters_by_type(
