@@ -7,7 +7,13 @@ from django.db import connection
 from django.utils import timezone
 
 from copilot.models import AgentRun, Conversation, Message, ToolCall
-from incidentdesk.db import declared_indexes_ensure, indexes_in_database, row_update, rows_insert
+from incidentdesk.db import (
+    declared_indexes_ensure,
+    indexes_in_database,
+    row_update,
+    rows_insert,
+    rows_select,
+)
 
 
 def test_a_statement_a_connection_runs_often_is_prepared(db: None) -> None:
@@ -35,6 +41,31 @@ def test_rows_insert_stores_each_row_in_order_as_save_would(db: None) -> None:
     second.content = "done"
     second.save()  # an update now, not a second row
     assert list(conversation.messages.values_list("content", flat=True)) == ["found", "done"]
+
+
+def test_rows_select_loads_rows_as_the_orm_does(db: None) -> None:
+    """The copilot reads each question's conversation and history through
+    incidentdesk.db.rows_select: the same instances as the ORM's, unselected
+    columns deferred, whatever the order of the columns."""
+    owner = User.objects.create(username="reader")
+    conversation = Conversation.objects.create(owner=owner, title="t")
+    Message.objects.create(conversation=conversation, role="tool", data={"ids": [1]},
+                           tool_calls=[{"id": "c1"}], citations=["INC-1"])  # fmt: skip
+    whole = rows_select(Conversation, 'SELECT * FROM "copilot_conversation" WHERE "id" = %s',
+                        [conversation.pk])  # fmt: skip
+    fields = [f.attname for f in Conversation._meta.concrete_fields]
+    orm = Conversation.objects.get(pk=conversation.pk)
+    assert [[getattr(c, f) for f in fields] for c in whole] == [[getattr(orm, f) for f in fields]]
+    assert (whole[0]._state.adding, whole[0]._state.db) == (False, "default")
+    some = 'SELECT "citations", "data", "id" FROM "copilot_message" WHERE "conversation_id" = %s'
+    (message,) = rows_select(Message, some, [conversation.pk])
+    assert (message.data, message.citations) == ({"ids": [1]}, ["INC-1"])
+    assert message.get_deferred_fields() == (
+        Message.objects.only("citations", "data").get().get_deferred_fields()
+    )
+    assert message.tool_calls == [{"id": "c1"}]  # a deferred field loads when read
+    with pytest.raises(TypeError):
+        rows_select(Message, 'SELECT "id", 1 AS "other" FROM "copilot_message"', [])
 
 
 def test_rows_insert_writes_consecutive_rows_of_a_model_in_one_statement(

@@ -2,7 +2,7 @@
 
 A Django upgrade that renames or reshapes any of them fails here first, with
 a message naming the module to fix, rather than deep inside a chat answer.
-The behaviour itself is covered where it is used: `rows_insert` in
+The behaviour itself is covered where it is used: `rows_insert` and `rows_select` in
 tests/test_database.py, the shared Redis client in tests/copilot/test_asking.py.
 """
 
@@ -32,6 +32,17 @@ def test_rows_insert_finds_the_model_metadata_it_builds_its_insert_from() -> Non
         "ModelState.adding/db are gone: fix incidentdesk/db.py _insert_many"
     )
     assert callable(connection.ops.quote_name)
+
+
+def test_rows_select_finds_the_model_metadata_it_loads_rows_with() -> None:
+    """incidentdesk/db.py rows_select matches columns to `_meta.concrete_fields`."""
+    fields = Message._meta.concrete_fields
+    assert all(hasattr(field, "column") and hasattr(field, "attname") for field in fields), (
+        "Field.column/attname are gone: fix incidentdesk/db.py _select_plan"
+    )
+    assert hasattr(Message._meta.get_field("data"), "from_db_value"), (
+        "JSONField.from_db_value is gone: fix incidentdesk/db.py _select_plan"
+    )
 
 
 def test_the_shared_redis_client_finds_the_cache_clients_private_helpers() -> None:
