@@ -354,6 +354,28 @@ def test_standalone_questions_ignore_the_conversation(question: str) -> None:
     assert plan_of(question) == plan_of(question, ConversationState())
 
 
+CHECKOUT_ONLY = ConversationState((FOCUS.focus[0],), "Checkout is slow")
+
+
+@pytest.mark.parametrize(
+    "question", ["Settlement report missing rows", "codespaces builds hang on start"]
+)
+def test_naming_an_application_the_results_were_not_about_stands_alone(question: str) -> None:
+    """Terse new questions read like detail questions to the model: naming another
+    application, and pointing at nothing, they start afresh."""
+    assert plan_of(question, CHECKOUT_ONLY) == plan_of(question, ConversationState())
+
+
+def test_an_application_word_the_record_in_focus_says_is_a_detail_of_it() -> None:
+    """ "Settlement" also names an application, but the record in focus says it: a
+    question about that part of the incident, not a new listing."""
+    settling = Remembered("INC-2025-10-02-001", "Checkout latency from exhausted pool",
+                          "Checkout Gateway (PayU Core)", "2025-10-02",
+                          "the settlement batch held the pool")  # fmt: skip
+    state = ConversationState((settling,), "Checkout is slow")
+    assert plan_of("settlement batch - how long did it hold?", state) == FIRST
+
+
 def test_several_ids_are_looked_up_together() -> None:
     assert plan_of("Compare INC-2025-08-24-001 and INC\u20112025\u201109\u201101\u2011001") == [
         ("lookup_incident_by_id", {"incident_id": "INC-2025-08-24-001"}),

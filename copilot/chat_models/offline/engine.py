@@ -91,7 +91,8 @@ class OfflineChatModel:
         if lookups:
             yield from _tool_calls(lookups)
             return
-        answer = write_answer(question, outcomes, self._state(messages))
+        catalog = incident_selectors.application_catalog(self.incident_version)
+        answer = write_answer(question, outcomes, self._state(messages), catalog)
         if golden:
             answer = lead_with_verified(golden[0], answer, outcomes)
         for piece in _paced(_PIECE_RE.findall(answer), self.pace_seconds):

@@ -503,6 +503,12 @@ def speaks_of_the_focus(question: str, state: ConversationState) -> bool:
     return _overlap(words, state.focus[0]) >= FOCUS_WORDS_SHARE
 
 
+def focus_says(words: Sequence[str], state: ConversationState) -> bool:
+    """Whether a record in focus says any of `words` (by stem)."""
+    stems = frozenset(qp.word_stem(w.casefold()) for w in words)
+    return any(_overlap(stems, item) for item in state.focus) if stems else False
+
+
 FOCUS_WORDS_SHARE = 0.75  # of the question's own words, said by the record in focus
 _ELSEWHERE_RE = re.compile(
     r"\b(?:other|another|else|elsewhere|similar|ever|before|anyone|anybody|any\s+incidents?)\b",

@@ -113,7 +113,7 @@ def understand(
     if follow_ups.asks_incidents_of_documents(question, state):
         routes = follow_ups.incidents_of_documents(question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), "refers back: documents")
-    kind = _follow_up_kind(question, guess, state, today)
+    kind = _follow_up_kind(question, guess, state, today, catalog)
     if kind is not None:
         routes = follow_ups.follow_up_routes(kind, question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), f"refers back: {kind}")
@@ -185,7 +185,11 @@ def route(
 
 
 def _follow_up_kind(
-    question: str, guess: IntentGuess, state: ConversationState, today: dt.date
+    question: str,
+    guess: IntentGuess,
+    state: ConversationState,
+    today: dt.date,
+    catalog: Sequence[qp.ApplicationEntry] = (),
 ) -> str | None:
     """How `question` refers back to the last results, or None if it stands alone."""
     if not state.focus:
@@ -213,16 +217,9 @@ def _follow_up_kind(
     referring = (
         nowadays  # the model reads "today" as a window; the pronoun points back
         or follow_ups.says_nothing_of_its_own(question)
-        or guess.intent == "follow_up"
         or follow_ups.points_back(question)
         or documents_about_it
-        or (
-            guess.probability("follow_up") >= 0.2
-            and (
-                follow_ups.has_reference(question)
-                or follow_ups.speaks_of_the_focus(question, state)
-            )
-        )
+        or (_leans_back(question, guess, state) and not _stands_apart(question, state, catalog))
     )
     if not referring:
         return None
@@ -234,12 +231,57 @@ def _follow_up_kind(
 _NOWADAYS = frozenset({"today", "tonight"})
 
 
-def follow_up_kind(question: str, state: ConversationState, today: dt.date) -> str | None:
+def _leans_back(question: str, guess: IntentGuess, state: ConversationState) -> bool:
+    """The model reads `question` as a follow-up, or half does and its words say so."""
+    if guess.intent == "follow_up":
+        return True
+    return guess.probability("follow_up") >= 0.2 and (
+        follow_ups.has_reference(question) or follow_ups.speaks_of_the_focus(question, state)
+    )
+
+
+def _stands_apart(
+    question: str, state: ConversationState, catalog: Sequence[qp.ApplicationEntry]
+) -> bool:
+    """A new subject the model alone took for a follow-up: no pointer, and it names an
+    application the results were not about ("Settlement report missing rows" after
+    Checkout Gateway's timeouts). Terse new questions read like detail questions to
+    the model. (Words of its own the records do not say are no sign: detail
+    questions have them too, "what was the user doing just prior to the wipe?".)"""
+    if not catalog or follow_ups.has_reference(question):
+        return False
+    mention = qp.find_application_mention(question, catalog)
+    if mention is None or not _spelt_as_named(mention) or mention.names_a_component:
+        return False
+    shown = {item.application.casefold() for item in state.focus}
+    if shown & {name.casefold() for name in mention.match.applications}:
+        return False
+    # A word that also names some application ("which game update shipped the bug?",
+    # "which resolver?") is a detail question's when the record in focus says it.
+    return not follow_ups.focus_says(mention.said, state)
+
+
+def _spelt_as_named(mention: qp.ApplicationMention) -> bool:
+    """Every word the question named it by is a word of a matched name as spelt there:
+    "window" (of "exact outage window?") only stands for "Windows Azure" loosely."""
+    named = {w.casefold() for name in mention.match.applications for w in _WORD_RE.findall(name)}
+    return not mention.fuzzy and all(w.casefold() in named for w in mention.said)
+
+
+_WORD_RE = re.compile(r"[\w.]+")
+
+
+def follow_up_kind(
+    question: str,
+    state: ConversationState,
+    today: dt.date,
+    catalog: Sequence[qp.ApplicationEntry] = (),
+) -> str | None:
     """The same decision `understand` makes, for the writer of the answer."""
     if not state.focus or find_incident_ids(question):
         return None
     guess = guess_intent(question).among(_allowed(state, chat=True))
-    return _follow_up_kind(question, guess, state, today)
+    return _follow_up_kind(question, guess, state, today, catalog)
 
 
 # --- deciding between tools ----------------------------------------------------------

@@ -62,8 +62,14 @@ _BREADTH_WORDS = re.compile(
 )
 
 
-def write_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
-    """The answer to `question` from this turn's tool outcomes."""
+def write_answer(
+    question: str,
+    outcomes: list[ToolOutcome],
+    state: ConversationState,
+    catalog: Sequence[qp.ApplicationEntry] = (),
+) -> str:
+    """The answer to `question` from this turn's tool outcomes; `catalog` as the
+    router had it, so both read a follow-up alike."""
     if not outcomes:
         return (
             "I can look up past incidents, runbooks and known issues: describe a symptom, "
@@ -76,7 +82,7 @@ def write_answer(question: str, outcomes: list[ToolOutcome], state: Conversation
     if not usable:
         return "I could not run the search: " + said[0]
     lead = "".join(f"I could not finish every lookup: {line}\n\n" for line in said)
-    kind = router.follow_up_kind(question, state, timezone.localdate())
+    kind = router.follow_up_kind(question, state, timezone.localdate(), catalog)
     writer = _WRITERS.get((usable[0].name, kind)) or _WRITERS.get((usable[0].name, None))
     return lead + (writer or _search_answer)(question, usable, state)
 
