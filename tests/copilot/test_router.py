@@ -300,6 +300,10 @@ WRAPAROUND = RememberedDocument(
      ("any incidents where that doc would have helped?",
       [("search_similar_incidents",
         {"query": "PostgreSQL transaction ID wraparound protection", "limit": 5})]),
+     # An incident told by its own story: the story, not the document's subject.
+     ("which outage had vacuum fall behind for days until writes stopped?",
+      [("search_similar_incidents",
+        {"query": "vacuum fall behind days until writes stopped", "limit": 5})]),
      # Documents asked for: documents.
      ("is there a runbook for that?",
       [("search_knowledge",

@@ -204,8 +204,18 @@ def incidents_of_documents(question: str, state: ConversationState) -> list[Rout
     """Incidents like the first document's subject ("Known issue: RabbitMQ consumer
     acknowledgement timeout…" → its words without the kind of document)."""
     subject = _DOCUMENT_TITLE_PREFIX_RE.sub("", state.documents[0].title)
+    own = _own_subject(_OCCURRED_RE.sub(" ", question))
+    if len(own.split()) >= OWN_STORY_WORDS:
+        # "Which outage had the status page stuck green for hours?" tells the story
+        # it wants; the document only said who owns the comms.
+        subject = own
     limit = DEFAULT_LIMITS["search_similar_incidents"]
     return [Route("search_similar_incidents", {"query": subject, "limit": limit}, "its incidents")]
+
+
+# Words of its own from which a question after documents describes the incident it
+# wants, rather than asking whether the documents' subject ever happened.
+OWN_STORY_WORDS = 4
 
 
 def superlative(question: str) -> tuple[str, str] | None:
