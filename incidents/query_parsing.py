@@ -930,14 +930,16 @@ def _may_name(word: str, index: _MentionIndex) -> bool:
     return all(t in index.words or t in _GENERIC_WORDS for t in application_terms(word) or [word])
 
 
-def _may_name_alone(word: str, catalog: Sequence[ApplicationEntry]) -> bool:
+def _may_name_alone(
+    word: str, catalog: Sequence[ApplicationEntry], known: frozenset[str] = frozenset()
+) -> bool:
     """Whether one word can be a whole mention. Not a category ("dns"), a generic word or
     a letter; and an everyday word ("new", "customers") only as a company's name or the
     first word of an application's ("Slack", "Fastly"), not from inside one ("India NEW
-    power grid", "Dyn DNS (and customers such as …)")."""
+    power grid", "Dyn DNS (and customers such as …)") unless it is `known` to name one."""
     if word in CATEGORY_WORDS or word in _GENERIC_WORDS or len(word) < 2:
         return False
-    if not _is_everyday(word):
+    if word in known or not _is_everyday(word):
         return True
     return any(
         word in entry.company_words or _words(entry.application.split()[0]) & {word}
@@ -965,8 +967,10 @@ def find_application_mention(
     return whole and _with_alternatives(text, whole, catalog)
 
 
-# Names given as alternatives: "aws load balancers (elb/nlb)", "GCLB or GFE".
-_ALTERNATIVES_RE = re.compile(r"\s*/\s*|\s*[()]\s*|\s+or\s+", re.IGNORECASE)
+# Names given as alternatives or listed together: "aws load balancers (elb/nlb)", "GCLB
+# or GFE", "codespaces and copilot", "gmail, drive, docs". A "&" or "+" only between
+# spaces: "AT&T" and "Google+" are names.
+_ALTERNATIVES_RE = re.compile(r"\s*[/,]\s*|\s*[()]\s*|\s+(?:or|and|[&+])\s+", re.IGNORECASE)
 
 
 def _with_alternatives(
@@ -979,10 +983,12 @@ def _with_alternatives(
         return whole
     companies = {e.company for e in catalog if e.application in whole.match.applications}
     ours = {e.application for e in catalog if e.company in companies}
+    # Beside a product of theirs, an everyday word names another ("github actions and pages").
+    their_words = frozenset(w for e in catalog if e.company in companies for w in e.words)
     found = [
         m
         for part in parts
-        if (m := _mention_in(part, catalog)) is not None
+        if (m := _mention_in(part, catalog, their_words)) is not None
         and not _names_only_a_company(m, catalog)
         and ours.intersection(m.match.applications)
     ]
@@ -1004,7 +1010,11 @@ def _names_only_a_company(mention: ApplicationMention, catalog: Sequence[Applica
     return bool(terms) and all(any(t in e.company_words for e in catalog) for t in terms)
 
 
-def _mention_in(text: str, catalog: Sequence[ApplicationEntry]) -> ApplicationMention | None:
+def _mention_in(
+    text: str, catalog: Sequence[ApplicationEntry], known: frozenset[str] = frozenset()
+) -> ApplicationMention | None:
+    """The longest run of `text`'s content words that names applications; a word of
+    `known` may name one alone even if it is an everyday word."""
     if not catalog:
         return None
     index = _mention_index(tuple(catalog))
@@ -1019,7 +1029,7 @@ def _mention_in(text: str, catalog: Sequence[ApplicationEntry]) -> ApplicationMe
             if not all(nameable[start : start + size]):
                 continue  # a word no name has: no entry can match (and matching costs)
             subject = " ".join(word.word for word in run)
-            if size == 1 and not _may_name_alone(subject, catalog):
+            if size == 1 and not _may_name_alone(subject, catalog, known):
                 continue
             match = match_applications(subject, catalog)
             if match is not None:

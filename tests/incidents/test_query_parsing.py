@@ -238,6 +238,35 @@ def test_names_given_as_alternatives_each_count(question: str) -> None:
     assert again is not None and again.applications == mention.match.applications
 
 
+FORGE = [
+    qp.ApplicationEntry.of("Forge Builds runners, Forge Spaces (and Pilot agent, Pages)", "Forge"),
+    qp.ApplicationEntry.of("Forge Spaces (East)", "Forge"),
+    qp.ApplicationEntry.of("Forge Pilot (completions)", "Forge"),
+    qp.ApplicationEntry.of("Forge Pages", "Forge"),
+    qp.ApplicationEntry.of("Forge Builds (Redis)", "Forge"),
+    qp.ApplicationEntry.of("Paper Pages", "Paper Co"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        ("spaces and pilot incidents", {0, 1, 2}),
+        ("incidents for forge spaces, pilot", {0, 1, 2}),
+        ("forge builds & pages outages", {0, 3, 4}),
+    ],
+)
+def test_products_listed_together_each_count(question: str, wanted: set[int]) -> None:
+    """ "X and Y" asks for both products' incidents, not for those of the one entry
+    that happens to name both; an everyday word ("pages") names a product beside
+    another of its company's, and not another company's."""
+    mention = qp.find_application_mention(question, FORGE)
+    assert mention is not None
+    assert set(mention.match.applications) == {FORGE[i].application for i in wanted}
+    again = qp.match_applications(mention.subject, FORGE)
+    assert again is not None and set(again.applications) == set(mention.match.applications)
+
+
 def test_a_company_in_parentheses_qualifies_the_name_and_is_no_alternative() -> None:
     mention = qp.find_application_mention("queue issues (cumulus side)", LOAD_BALANCERS)
     assert mention is not None
