@@ -652,8 +652,33 @@ def match_applications(
     found = tuple(dict.fromkeys(exact + partial))
     if not found:
         return None
+    if not exact:
+        found = _without_others_components(found, application_terms(subject), catalog)
     found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
+
+
+def _without_others_components(
+    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """ "azure" is Microsoft's Azure: where some company's products carry the name in
+    their own name, another company's entry that lists it only in parentheses
+    ("trivago GitHub organization (Azure AD sync)") names a dependency, not the product.
+    The owner's own entries that list it in parentheses stay (its outage hit it)."""
+    entries = [e for e in catalog if e.application in found]
+    owners = {e.company for e in entries if _names_in_head(e, terms)}
+    if not owners:
+        return found  # a component of everyone's ("postgres"): every entry listing it
+    kept = {e.application for e in entries if e.company in owners or _names_in_head(e, terms)}
+    return tuple(a for a in found if a in kept)
+
+
+def _names_in_head(entry: ApplicationEntry, terms: list[str]) -> bool:
+    """Whether the terms that are no company word are words of the name outside its
+    parentheses (inflected too: "balancers" of "Load Balancing")."""
+    own = [t for t in terms if t not in entry.company_words]
+    stems = {word_stem(w) for w in entry.head_words}
+    return bool(own) and all(t in entry.head_words or word_stem(t) in stems for t in own)
 
 
 def _company_terms(terms: Sequence[str], catalog: Sequence[ApplicationEntry]) -> set[str]:

@@ -267,6 +267,23 @@ def test_products_listed_together_each_count(question: str, wanted: set[int]) ->
     assert again is not None and set(again.applications) == set(mention.match.applications)
 
 
+def test_a_product_is_its_owners_not_another_companys_dependency_on_it() -> None:
+    """ "vault" is Keyco's Vault: Shipit only lists it as a dependency, while Keyco's own
+    entry that lists it in parentheses counts (the outage hit it)."""
+    catalog = [
+        qp.ApplicationEntry.of("Keyco Vault Storage", "Keyco"),
+        qp.ApplicationEntry.of("Keyco WAN (Vault, Mail)", "Keyco"),
+        qp.ApplicationEntry.of("Shipit organization (Vault token sync)", "Shipit"),
+    ]
+    match = qp.match_applications("vault", catalog)
+    assert match is not None and set(match.applications) == {e.application for e in catalog[:2]}
+    # A component no one names as a product of theirs ("redis") stays everyone's.
+    redis = [qp.ApplicationEntry.of("Keyco Mail (Redis)", "Keyco"),
+             qp.ApplicationEntry.of("Shipit builds (Redis)", "Shipit")]  # fmt: skip
+    found = qp.match_applications("redis", redis)
+    assert found is not None and len(found.applications) == 2
+
+
 def test_a_company_in_parentheses_qualifies_the_name_and_is_no_alternative() -> None:
     mention = qp.find_application_mention("queue issues (cumulus side)", LOAD_BALANCERS)
     assert mention is not None
