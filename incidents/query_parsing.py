@@ -655,6 +655,8 @@ def match_applications(
     if not exact:
         found = _without_others_components(found, application_terms(subject), catalog)
     found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
+    if not exact:
+        found = _with_kinds_by_acronym(found, application_terms(subject), catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
 
 
@@ -743,6 +745,43 @@ def _with_acronym_siblings(
         )
     ]
     return tuple(dict.fromkeys((*found, *more)))
+
+
+def _with_kinds_by_acronym(
+    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """Products of the same company that a catalog acronym says are of the kind asked
+    for: "aws load balancers" is also the NLB that "Amazon DynamoDB (and EC2, NLB)"
+    lists, because another name spells NLB out as "Network Load Balancer". The kind
+    must end the spelt-out name: a network load balancer is a load balancer, not a
+    network."""
+    owners = {e.application: e.company for e in catalog}
+    companies = {owners.get(name, "") for name in found}
+    company_words = {w for e in catalog if e.company in companies for w in e.company_words}
+    kind = [word_stem(t) for t in terms if t not in company_words]
+    acronyms = [
+        acronym.upper()
+        for acronym, stems in _acronym_expansions(tuple(catalog))
+        if kind and stems[-len(kind) :] == tuple(kind)
+    ]
+    more = [
+        e.application
+        for e in catalog
+        if e.company in companies
+        and any(re.search(rf"\b{acronym}\b", e.application) for acronym in acronyms)
+    ]
+    return tuple(dict.fromkeys((*found, *more)))
+
+
+@lru_cache(maxsize=4)
+def _acronym_expansions(
+    catalog: tuple[ApplicationEntry, ...],
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every acronym of the catalog's names with the stems of the words it stands for
+    ("nlb", ("network", "load", "balanc"))."""
+    names = sorted({e.application for e in catalog})
+    runs = {pair for name in names for pair in _inner_acronyms(re.sub(r"[()]", ",", name))}
+    return tuple(sorted((a, tuple(word_stem(w) for w in run.split())) for a, run in runs))
 
 
 def _names_itself_twice(name: str) -> bool:

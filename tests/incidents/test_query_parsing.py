@@ -284,6 +284,22 @@ def test_a_product_is_its_owners_not_another_companys_dependency_on_it() -> None
     assert found is not None and len(found.applications) == 2
 
 
+def test_an_acronym_spelt_out_elsewhere_says_what_kind_of_product_it_is() -> None:
+    """Cirrus spells NLB out as a "Network Load Balancer": Nimbus's NLB is one of
+    Nimbus's load balancers, though no Nimbus name says so, and no network."""
+    catalog = [
+        qp.ApplicationEntry.of("Nimbus Elastic Load Balancing", "Nimbus"),
+        qp.ApplicationEntry.of("Nimbus Queue (and VM, NLB)", "Nimbus"),
+        qp.ApplicationEntry.of("Cirrus networking (VPN, Network Load Balancer)", "Cirrus"),
+        qp.ApplicationEntry.of("Nimbus Network (backbone)", "Nimbus"),
+    ]
+    balancers = qp.match_applications("nimbus load balancers", catalog)
+    assert balancers is not None
+    assert set(balancers.applications) == {e.application for e in catalog[:2]}
+    network = qp.match_applications("nimbus network", catalog)
+    assert network is not None and network.applications == (catalog[3].application,)
+
+
 def test_a_company_in_parentheses_qualifies_the_name_and_is_no_alternative() -> None:
     mention = qp.find_application_mention("queue issues (cumulus side)", LOAD_BALANCERS)
     assert mention is not None
