@@ -690,12 +690,15 @@ def _company_terms(terms: Sequence[str], catalog: Sequence[ApplicationEntry]) ->
 def _any_of(names: Sequence[str], catalog: Sequence[ApplicationEntry]) -> ApplicationMatch | None:
     """The applications any of `names` matches ("aws load balancers / elb / nlb"):
     other names of the first one's company's products, as `find_application_mention`
-    writes them ("alb" of another company is not meant)."""
-    matches = [m for name in names if (m := match_applications(name, catalog)) is not None]
-    if not matches:
+    writes them ("alb" of another company is not meant), and the products of any
+    company a name names ("heroku / travis ci")."""
+    named = [(name, m) for name in names if (m := match_applications(name, catalog)) is not None]
+    if not named:
         return None
+    matches = [m for _, m in named]
     owners = {e.application: e.company for e in catalog}
-    companies = {owners[a] for a in matches[0].applications}
+    first = {owners[a] for a in matches[0].applications}
+    companies = _listed_companies(first, [(n, m.applications) for n, m in named], catalog)
     found = tuple(
         dict.fromkeys(a for m in matches for a in m.applications if owners[a] in companies)
     )
@@ -1046,17 +1049,17 @@ def _with_alternatives(
     if len(parts) < 2:
         return whole
     companies = {e.company for e in catalog if e.application in whole.match.applications}
-    ours = {e.application for e in catalog if e.company in companies}
     # Beside a product of theirs, an everyday word names another ("github actions and pages").
     their_words = frozenset(w for e in catalog if e.company in companies for w in e.words)
+    named = [m for part in parts if (m := _mention_in(part, catalog, their_words)) is not None]
+    listed = [(m.subject, m.match.applications) for m in named]
+    companies = _listed_companies(companies, listed, catalog)
+    ours = {e.application for e in catalog if e.company in companies}
     found = [
         m
-        for part in parts
-        if (m := _mention_in(part, catalog, their_words)) is not None
-        and not _names_only_a_company(m, catalog)
-        and ours.intersection(m.match.applications)
+        for m in named
+        if ours.intersection(m.match.applications) and not _qualifies_another(m, named, catalog)
     ]
-    # "alb" of another company too: only the company the question is about.
     applications = tuple(dict.fromkeys(a for m in found for a in m.match.applications if a in ours))
     if len(found) < 2 or set(applications) <= set(whole.match.applications):
         return whole
@@ -1069,9 +1072,51 @@ def _with_alternatives(
 
 
 def _names_only_a_company(mention: ApplicationMention, catalog: Sequence[ApplicationEntry]) -> bool:
-    """ "(aws side)": the company qualifies the name beside it; it is no alternative."""
     terms = application_terms(mention.subject)
     return bool(terms) and all(any(t in e.company_words for e in catalog) for t in terms)
+
+
+def _qualifies_another(
+    mention: ApplicationMention,
+    named: list[ApplicationMention],
+    catalog: Sequence[ApplicationEntry],
+) -> bool:
+    """ "queue (aws side)": a company named beside one of its products qualifies that
+    product; it is no alternative. Beside another company's ("heroku and travis ci")
+    it is one."""
+    if not _names_only_a_company(mention, catalog):
+        return False
+    owners = {e.application: e.company for e in catalog}
+    its = {owners[a] for a in mention.match.applications}
+    return any(
+        not _names_only_a_company(other, catalog)
+        and its.intersection(owners[a] for a in other.match.applications)
+        for other in named
+        if other is not mention
+    )
+
+
+def _listed_companies(
+    companies: set[str],
+    listed: Sequence[tuple[str, Sequence[str]]],
+    catalog: Sequence[ApplicationEntry],
+) -> set[str]:
+    """`companies` and those a list of names adds (each name with what it matched).
+    A name adds another company when it names that company ("heroku and travis ci"),
+    not by a product's name ("alb" of another cloud), and only when it is no word of
+    the companies' so far: "npm" beside "github packages" is GitHub's npm registry."""
+    owners = {e.application: e.company for e in catalog}
+    found = set(companies)
+    for subject, applications in listed:
+        terms = set(application_terms(subject))
+        theirs = {w for e in catalog if e.company in found for w in e.words}
+        if not terms & theirs:
+            found |= {
+                owners[a]
+                for a in applications
+                if any(terms & e.company_words for e in catalog if e.application == a)
+            }
+    return found
 
 
 def _mention_in(

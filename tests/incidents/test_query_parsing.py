@@ -267,6 +267,34 @@ def test_products_listed_together_each_count(question: str, wanted: set[int]) ->
     assert again is not None and set(again.applications) == set(mention.match.applications)
 
 
+VENDORS = [
+    qp.ApplicationEntry.of("Dynoku web dynos", "Dynoku"),
+    qp.ApplicationEntry.of("Dynoku API (deploys)", "Dynoku"),
+    qp.ApplicationEntry.of("Trellis CI OS X builds", "Trellis CI"),
+    qp.ApplicationEntry.of("Forge Packages (Container, npm registries)", "Forge"),
+    qp.ApplicationEntry.of("npm registry", "npm"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        ("dynoku and trellis ci incidents", {0, 1, 2}),
+        ("incidents for trellis ci / dynoku", {0, 1, 2}),
+        # npm is also a company, but beside Forge's packages it is Forge's registry.
+        ("forge packages (npm, container) incidents", {3}),
+    ],
+)
+def test_a_list_naming_several_companies_finds_each_ones_products(
+    question: str, wanted: set[int]
+) -> None:
+    mention = qp.find_application_mention(question, VENDORS)
+    assert mention is not None
+    assert set(mention.match.applications) == {VENDORS[i].application for i in wanted}
+    again = qp.match_applications(mention.subject, VENDORS)
+    assert again is not None and set(again.applications) == set(mention.match.applications)
+
+
 def test_a_product_is_its_owners_not_another_companys_dependency_on_it() -> None:
     """ "vault" is Keyco's Vault: Shipit only lists it as a dependency, while Keyco's own
     entry that lists it in parentheses counts (the outage hit it)."""
