@@ -620,10 +620,32 @@ class ApplicationMatch:
     how: str  # exact | partial
 
 
+# Suites sold under one name that a catalog names product by product: people know
+# "google workspace" is Gmail, Docs, Drive..., no incident name says so. Each: the
+# suite's name, its vendor's word (a word of the owning companies' names) and its
+# products.
+_Family = tuple[re.Pattern[str], str, tuple[str, ...]]
+PRODUCT_FAMILIES: tuple[_Family, ...] = (
+    (
+        re.compile(r"\b(?:g[ -]?suite|workspace)\b"),
+        "google",
+        ("gmail", "calendar", "drive", "docs", "sheets", "slides", "meet", "chat", "forms"),
+    ),
+    (
+        re.compile(r"\b(?:(?:microsoft|office|ms)[ -]?365|[mo]365)\b"),
+        "microsoft",
+        ("outlook", "teams", "sharepoint", "onedrive"),
+    ),
+)
+# Words beside a suite's name that leave it the whole suite ("google's workspace apps").
+_FAMILY_WORDS = {"app", "apps", "suite", "tools", "products"}
+
+
 def match_applications(
     subject: str, catalog: Sequence[ApplicationEntry]
 ) -> ApplicationMatch | None:
-    """Known applications named by `subject`: exact names first, then by words.
+    """Known applications named by `subject`: exact names first, then by words;
+    a product suite's name, its products too.
 
     By words, every term must be a word of the application or of its
     company, and at least one must name the application or the whole
@@ -636,6 +658,8 @@ def match_applications(
     exact = [e.application for e in catalog if e.application.lower() == wanted]
     if not exact and " / " in wanted:
         return _any_of(wanted.split(" / "), catalog)
+    if not exact and (family := _family_named(wanted)) is not None:
+        return _family_match(family, catalog)
     # An alias spells a name out ("elb" → "elastic load balancing"), but the
     # catalog also writes it as said ("AWS EC2 / EBS / ELB us-east-1"): both count.
     spellings = dict.fromkeys(
@@ -681,6 +705,28 @@ def _names_in_head(entry: ApplicationEntry, terms: list[str]) -> bool:
     own = [t for t in terms if t not in entry.company_words]
     stems = {word_stem(w) for w in entry.head_words}
     return bool(own) and all(t in entry.head_words or word_stem(t) in stems for t in own)
+
+
+def _family_named(wanted: str) -> _Family | None:
+    """The suite `wanted` names as a whole ("google workspace", "office 365 apps");
+    None when it names more ("workspace gmail")."""
+    for family in PRODUCT_FAMILIES:
+        pattern, vendor, _ = family
+        if pattern.search(wanted):
+            rest = set(application_terms(pattern.sub(" ", wanted))) - _FAMILY_WORDS - {vendor}
+            return None if rest else family
+    return None
+
+
+def _family_match(family: _Family, catalog: Sequence[ApplicationEntry]) -> ApplicationMatch | None:
+    """The vendor's entries that name the suite itself ("Workspace APIs") or any of
+    its products."""
+    pattern, vendor, products = family
+    theirs = [e for e in catalog if vendor in e.company_words]
+    itself = [e.application for e in theirs if pattern.search(e.application.lower())]
+    named = [a for p in products if (m := match_applications(p, theirs)) for a in m.applications]
+    found = tuple(dict.fromkeys(itself + named))
+    return ApplicationMatch(found, "partial") if found else None
 
 
 def _company_terms(terms: Sequence[str], catalog: Sequence[ApplicationEntry]) -> set[str]:

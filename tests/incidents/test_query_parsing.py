@@ -295,6 +295,33 @@ def test_a_list_naming_several_companies_finds_each_ones_products(
     assert again is not None and set(again.applications) == set(mention.match.applications)
 
 
+SUITES = [
+    qp.ApplicationEntry.of("Gmail, Google Calendar", "Google"),
+    qp.ApplicationEntry.of("Google blob storage (Photos, Drive)", "Google"),
+    qp.ApplicationEntry.of("Google Meet Livestream", "Google"),
+    qp.ApplicationEntry.of("Google Cloud Service Control (Workspace APIs)", "Google Cloud"),
+    qp.ApplicationEntry.of("Google Search", "Google"),
+    qp.ApplicationEntry.of("Atlassian Cloud (Jira, Docs)", "Atlassian"),
+    qp.ApplicationEntry.of("Slack workspace directory", "Slack"),
+]
+
+
+@pytest.mark.parametrize("question", ["google's workspace apps", "google workspace outages"])
+def test_a_suites_name_finds_each_of_its_products(question: str) -> None:
+    """No name says Gmail is part of Google Workspace; the suite's name still means
+    its products (its vendor's only: Atlassian's docs are not Google's)."""
+    mention = qp.find_application_mention(question, SUITES)
+    assert mention is not None
+    assert set(mention.match.applications) == {e.application for e in SUITES[:4]}
+    again = qp.match_applications(mention.subject, SUITES)
+    assert again is not None and set(again.applications) == set(mention.match.applications)
+
+
+def test_a_suites_name_with_more_words_is_no_suite() -> None:
+    match = qp.match_applications("slack workspace", SUITES)
+    assert match is not None and match.applications == (SUITES[6].application,)
+
+
 def test_a_product_is_its_owners_not_another_companys_dependency_on_it() -> None:
     """ "vault" is Keyco's Vault: Shipit only lists it as a dependency, while Keyco's own
     entry that lists it in parentheses counts (the outage hit it)."""
