@@ -886,6 +886,9 @@ MENTION_FILLER = frozenset(
 _MENTION_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9.&'+-]*[a-z0-9]|[a-z0-9]")
 _ACRONYM_SKIP = {"of", "the", "and", "for", "&"}
 FUZZY_CUTOFF = 85  # rapidfuzz ratio: "cloudfare" → "cloudflare", not "pages" → "packages"
+# A catalog word at least this long written as two ("cloud flare"): shorter ones are
+# too often two words of a question that happen to spell one ("on" + "ce").
+JOINED_MIN_LENGTH = 6
 FUZZY_MIN_LENGTH = 5  # shorter words are too often other words ("slow" is not "SLO")
 
 
@@ -1202,10 +1205,16 @@ class _SpeltWord:
 
 def _spelt(content: list[str], index: _MentionIndex) -> list[_SpeltWord]:
     """The question's content words as the catalog spells them; a catalog
-    acronym spelt out ("elastic block store") becomes the acronym."""
+    acronym spelt out ("elastic block store") becomes the acronym, and a name
+    written in two words ("pager duty", "git lab") the one word."""
     spelt: list[_SpeltWord] = []
     start = 0
     while start < len(content):
+        joined = "".join(content[start : start + 2])
+        if start + 1 < len(content) and len(joined) >= JOINED_MIN_LENGTH and joined in index.words:
+            spelt.append(_SpeltWord(" ".join(content[start : start + 2]), joined))
+            start += 2
+            continue
         size = _spelt_out_size(content, start, index)
         if size:
             run = content[start : start + size]

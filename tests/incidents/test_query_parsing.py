@@ -322,6 +322,16 @@ def test_a_suites_name_with_more_words_is_no_suite() -> None:
     assert match is not None and match.applications == (SUITES[6].application,)
 
 
+@pytest.mark.parametrize("question", ["pager bell incidents", "anything on pager bell?"])
+def test_a_one_word_name_written_as_two_words_is_that_name(question: str) -> None:
+    catalog = [
+        qp.ApplicationEntry.of("PagerBell notification dispatch", "PagerBell"),
+        qp.ApplicationEntry.of("Bell Labs phones", "Bell Labs"),
+    ]
+    mention = qp.find_application_mention(question, catalog)
+    assert mention is not None and mention.match.applications == (catalog[0].application,)
+
+
 def test_a_product_is_its_owners_not_another_companys_dependency_on_it() -> None:
     """ "vault" is Keyco's Vault: Shipit only lists it as a dependency, while Keyco's own
     entry that lists it in parentheses counts (the outage hit it)."""
