@@ -228,9 +228,9 @@ def embed_query(text: str) -> list[float]:
     return list(_embed_query_cached(get_embedder().model_id, text.strip()))
 
 
-@lru_cache(maxsize=2048)
-def _query_literal_cached(model_id: str, text: str) -> str:
-    return "[" + ",".join(map(repr, _embed_query_cached(model_id, text))) + "]"
+QUERY_LITERALS_KEPT = 2048
+# A plain dict rather than lru_cache, so `query_literal_known` can look without computing.
+_query_literals: dict[tuple[str, str], str] = {}
 
 
 def embed_query_literal(text: str) -> str:
@@ -239,13 +239,25 @@ def embed_query_literal(text: str) -> str:
     Writing 384 floats as text cost about 0.2 ms per search, and a chat
     answer searches with the same question two or three times.
     """
-    return _query_literal_cached(get_embedder().model_id, text.strip())
+    key = (get_embedder().model_id, text.strip())
+    literal = _query_literals.get(key)
+    if literal is None:
+        literal = "[" + ",".join(map(repr, _embed_query_cached(*key))) + "]"
+        if len(_query_literals) >= QUERY_LITERALS_KEPT:  # bounded: forget them all, rarely
+            _query_literals.clear()
+        _query_literals[key] = literal
+    return literal
+
+
+def query_literal_known(text: str) -> str | None:
+    """`embed_query_literal(text)` when it was computed already, else None (never computes)."""
+    return _query_literals.get((get_embedder().model_id, text.strip()))
 
 
 def forget_cached_queries() -> None:
     """Empty the query caches (benchmarks time the embedding itself)."""
     _embed_query_cached.cache_clear()
-    _query_literal_cached.cache_clear()
+    _query_literals.clear()
 
 
 def embed_texts(texts: Sequence[str]) -> np.ndarray:

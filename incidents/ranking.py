@@ -21,7 +21,7 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
-from incidentdesk.embeddings import embed_query_literal
+from incidentdesk.embeddings import embed_query_literal, query_literal_known
 from incidentdesk.stages import stage, submit_staged
 from incidents.caching import TimedCache
 from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, VERSION_LEXEME_PREFIX
@@ -226,8 +226,15 @@ def embed_in_background(query: str) -> Future[str]:
 
     The embedding (~5-10 ms of CPU in onnxruntime, which releases the GIL)
     is the longest single step of a search: callers start it as soon as they
-    know the text, and prepare everything else while it runs.
+    know the text, and prepare everything else while it runs. A vector known
+    already (a chat answer searches with its question two or three times) is
+    handed back at once: the trip through the pool cost more than the lookup.
     """
+    known = query_literal_known(query)
+    if known is not None:
+        done: Future[str] = Future()
+        done.set_result(known)
+        return done
     return submit_staged(_EMBEDDING_POOL, "query embedding", embed_query_literal, query)
 
 
