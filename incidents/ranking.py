@@ -21,6 +21,7 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
+from incidentdesk.db import rows_select
 from incidentdesk.embeddings import embed_query_literal, query_literal_known
 from incidentdesk.stages import stage, submit_staged
 from incidents.caching import TimedCache
@@ -390,10 +391,17 @@ def _fused_winners(
     chunk_ids = [hit[1] for hit in text_hits]
     text_scores = [float(hit[2]) for hit in text_hits]
     parent_model = model._meta.get_field(parent_field).related_model
-    rows = parent_model._default_manager.raw(
-        sql, [vector_literal, *params, parents, chunk_ids, text_scores, limit, list(terms)]
+    # rows_select, not raw(): raw() matched the columns to fields at every search.
+    rows = rows_select(
+        parent_model,
+        sql,
+        [vector_literal, *params, parents, chunk_ids, text_scores, limit, list(terms)],
+        extra=_WINNER_COLUMNS,
     )
     return [RankedParent(row, row.fused_score, row.winning_text, row.covered) for row in rows]
+
+
+_WINNER_COLUMNS = ("fused_score", "winning_text", "covered")  # after p.* in _fused_winners
 
 
 def _covered_sql(table: str, parent_field: str) -> str:
