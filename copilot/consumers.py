@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -39,6 +40,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channel
             await super().__call__(scope, receive, send)
         finally:
             await self.stop_listening()
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' own, without its `aclose_old_connections()` before every message:
+        a trip to the one thread-sensitive thread at every question, which fifty
+        sockets queued on (ws_bench), for connections this consumer never holds
+        there (`_join` and `_leave` close theirs; answers close theirs on their thread)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
         wanted = self.scope["url_route"]["kwargs"]["conversation_id"]
