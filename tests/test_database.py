@@ -68,6 +68,19 @@ def test_rows_select_loads_rows_as_the_orm_does(db: None) -> None:
         rows_select(Message, 'SELECT "id", 1 AS "other" FROM "copilot_message"', [])
 
 
+def test_rows_select_sets_the_extra_columns_named_last_as_raw_does(db: None) -> None:
+    """The searches' winners (incidents.ranking._fused_winners) come with their
+    score and text: columns that are not the model's, named as `extra`."""
+    owner = User.objects.create(username="ranker")
+    conversation = Conversation.objects.create(owner=owner, title="t")
+    sql = 'SELECT *, 0.5::float8 AS "score", \'why\' AS "why" FROM "copilot_conversation"'
+    (row,) = rows_select(Conversation, sql, [], extra=("score", "why"))
+    (raw,) = Conversation.objects.raw(sql)
+    assert (row.pk, row.title, row.score, row.why) == (conversation.pk, "t", raw.score, raw.why)
+    with pytest.raises(TypeError):  # named, but not last
+        rows_select(Conversation, sql, [], extra=("why", "score"))
+
+
 def test_rows_insert_writes_consecutive_rows_of_a_model_in_one_statement(
     db: None, django_assert_num_queries
 ) -> None:

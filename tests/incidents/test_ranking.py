@@ -15,6 +15,7 @@ from incidents.ranking import (
     RankedParent,
     _covering_first,
     _fused_winners,
+    embed_in_background,
     fetch_rows,
     rare_terms,
 )
@@ -186,3 +187,12 @@ def test_coverage_reorders_near_ties_only(detail_score: float, story_first: bool
         [story, detail] if story_first else [detail, story]
     )
     assert all(0.0 <= hit.score <= 1.0 for hit in reordered)
+
+
+def test_a_vector_embedded_already_is_handed_back_at_once() -> None:
+    """A chat answer searches with its question two or three times: the second
+    search gets the vector without a trip through the embedding pool."""
+    question = "Settlement report missing rows after the nightly export"
+    literal = embed_query_literal(question)
+    started = embed_in_background(f"  {question} ")  # the same text, as embedded
+    assert started.done() and started.result() == literal
