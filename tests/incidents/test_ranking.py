@@ -19,7 +19,14 @@ from incidents.ranking import (
     fetch_rows,
     rare_terms,
 )
-from incidents.selectors import chunk_scope, scope_version_ids
+from incidents.selectors import (
+    IncidentFilters,
+    _any_incident,
+    _application_chunks,
+    chunk_scope,
+    incident_scope,
+    scope_version_ids,
+)
 from tests.factories import incident_row, incidents_import
 
 pytestmark = pytest.mark.django_db
@@ -125,6 +132,23 @@ def test_the_written_scope_is_the_sql_the_orm_compiles(six_incidents: DatasetVer
     assert ChunkScope.in_versions(IncidentChunk, []) == ChunkScope.of(
         IncidentChunk.objects.filter(version_id__in=[])
     )
+
+
+def test_the_written_application_scope_is_the_sql_the_orm_compiles(
+    six_incidents: DatasetVersion,
+) -> None:
+    """incident_search_similar writes the statements of a search filtered by
+    applications only; they must be what IncidentFilters.apply compiles to."""
+    named = sorted(set(Incident.objects.values_list("impacted_application", flat=True)))[:2]
+    for applications in (tuple(named), ("No such application",)):
+        filters = IncidentFilters(application=applications[0], applications=applications)
+        incidents = filters.apply(incident_scope())
+        assert _application_chunks(filters, None) == ChunkScope.of(
+            chunk_scope().filter(incident__in=incidents)
+        )
+        assert _any_incident(incident_scope(), filters, None) == incidents.exists()
+    assert _any_incident(incident_scope(), IncidentFilters(applications=tuple(named)), None)
+    assert _application_chunks(IncidentFilters(severity="SEV1"), None) is None  # the ORM's
 
 
 UPLOADS_QUESTION = (
