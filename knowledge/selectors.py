@@ -118,8 +118,24 @@ def document_ids_existing(
     """Which of these normalised ids a document in scope has (see incident_ids_existing)."""
     if not doc_ids:
         return set()
-    found = document_scope(version).filter(doc_id__in=list(doc_ids))
-    return set(found.values_list("doc_id", flat=True))
+    in_scope, scope = (_IDS_IN_VERSION, version.pk) if version else (_IDS_IN_ACTIVE, _ACTIVE)
+    with connection.cursor() as cursor:
+        cursor.execute(in_scope, [scope, list(doc_ids)])
+        return {doc_id for (doc_id,) in cursor.fetchall()}
+
+
+# What document_scope().filter(doc_id__in=...) runs, as fixed statements: an answer
+# citing a document no tool returned compiled it at every answer (see _STALE_IN_SCOPE).
+_ACTIVE = DatasetVersion.Status.ACTIVE.value
+_IDS_IN_ACTIVE = (
+    'SELECT d."doc_id" FROM "knowledge_knowledgedocument" d'
+    ' JOIN "incidents_datasetversion" v ON v."id" = d."version_id"'
+    ' WHERE v."status" = %s AND d."doc_id" = ANY(%s)'
+)
+_IDS_IN_VERSION = (
+    'SELECT "doc_id" FROM "knowledge_knowledgedocument" WHERE "version_id" = %s'
+    ' AND "doc_id" = ANY(%s)'
+)
 
 
 Filter = str | Sequence[str] | None  # one value or any of several
@@ -272,9 +288,8 @@ def _action_sections(ranked: Sequence[Any], texts: list[str]) -> list[str]:
     wanted = {r.parent.pk: i for i, r in enumerate(ranked[:PASSAGE_HITS])}
     if not wanted:
         return texts
-    chunks = KnowledgeChunk.objects.filter(document_id__in=wanted).order_by("document", "ordinal")
     replaced = list(texts)
-    for document_id, text in chunks.values_list("document_id", "text"):
+    for document_id, text in _chunk_texts(list(wanted)):
         index = wanted.get(document_id)
         if index is not None and _ACTION_HEADING_RE.search(_section(text)):
             replaced[index] = text
@@ -291,15 +306,30 @@ def _named_sections(ranked: Sequence[Any], texts: list[str], query: str) -> list
     wanted = {r.parent.pk: i for i, r in enumerate(ranked[:PASSAGE_HITS])}
     if not wanted or not asked:
         return texts
-    chunks = KnowledgeChunk.objects.filter(document_id__in=wanted).order_by("document", "ordinal")
     replaced = list(texts)
-    for document_id, text in chunks.values_list("document_id", "text"):
+    for document_id, text in _chunk_texts(list(wanted)):
         index = wanted[document_id]
         # Strictly more named: the winning chunk stays on a tie, and a long
         # section's first window is kept over its later ones.
         if _heading_named(text, asked) > _heading_named(replaced[index], asked):
             replaced[index] = text
     return replaced
+
+
+def _chunk_texts(document_ids: list[int]) -> list[tuple[int, str]]:
+    """(document id, text) of the documents' chunks, each document's in order.
+
+    A fixed statement: the ORM compiled it (with a join, to order the documents
+    by doc_id, which the callers do not need) at every knowledge search."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CHUNK_TEXTS, [document_ids])
+        return cursor.fetchall()
+
+
+_CHUNK_TEXTS = (
+    'SELECT "document_id", "text" FROM "knowledge_knowledgechunk"'
+    ' WHERE "document_id" = ANY(%s) ORDER BY "document_id", "ordinal"'
+)
 
 
 def _heading_named(chunk_text: str, asked: set[str]) -> float:
