@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 
 from incidentdesk.demo import DEMO_DIR
-from knowledge.selectors import PASSAGE_HITS, PREVIEW_CHARS, best_passage, knowledge_search
+from knowledge.selectors import (
+    PASSAGE_HITS,
+    PREVIEW_CHARS,
+    best_passage,
+    document_ids_existing,
+    knowledge_search,
+)
 from knowledge.services import knowledge_import_file
 from tests.factories import (
     documents_import,
@@ -177,3 +183,17 @@ def test_a_service_no_document_lists_is_loosened_and_said(documents) -> None:
     assert loosened.loosened == "Ledger"
     assert loosened.hits[0].document.doc_id == "KB-RB-001"
     assert loosened.as_text().startswith("No document matched service Ledger, so it was loosened")
+
+
+def test_existing_document_ids_are_those_of_the_active_or_the_named_version(
+    tmp_path: Path,
+) -> None:
+    """What an answer may cite although no tool returned it (copilot._verifiable)."""
+    active = documents_import(tmp_path / "kb.jsonl", DOCS, activate=True)
+    staged = documents_import(tmp_path / "next.jsonl", DOCS[:1], dataset_name="next")
+    ids = [str(row["doc_id"]) for row in DOCS]
+    asked = {ids[0], ids[1], "KB-NOPE-404"}
+    assert document_ids_existing(doc_ids=asked) == {ids[0], ids[1]}
+    assert document_ids_existing(doc_ids=asked, version=active) == {ids[0], ids[1]}
+    assert document_ids_existing(doc_ids=asked, version=staged) == {ids[0]}
+    assert document_ids_existing(doc_ids=set()) == set()
