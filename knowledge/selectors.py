@@ -323,7 +323,7 @@ def _chunk_texts(document_ids: list[int]) -> list[tuple[int, str]]:
     by doc_id, which the callers do not need) at every knowledge search."""
     with connection.cursor() as cursor:
         cursor.execute(_CHUNK_TEXTS, [document_ids])
-        return cursor.fetchall()
+        return [(int(document_id), str(text)) for document_id, text in cursor.fetchall()]
 
 
 _CHUNK_TEXTS = (
