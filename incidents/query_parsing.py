@@ -662,9 +662,9 @@ def match_applications(
         return _family_match(family, catalog)
     # An alias spells a name out ("elb" → "elastic load balancing"), but the
     # catalog also writes it as said ("AWS EC2 / EBS / ELB us-east-1"): both count.
-    spellings = dict.fromkeys(
-        (tuple(application_terms(subject)), tuple(application_terms(subject, aliases={})))
-    )
+    terms = _terms_naming_products(subject, catalog)
+    as_said = _terms_naming_products(subject, catalog, aliases={})
+    spellings = dict.fromkeys((tuple(terms), tuple(as_said)))
     # The company words of a spelling, once (each is a pass over the catalog).
     companies = {terms: _company_terms(terms, catalog) for terms in spellings}
     partial = [
@@ -677,11 +677,54 @@ def match_applications(
     if not found:
         return None
     if not exact:
-        found = _without_others_components(found, application_terms(subject), catalog)
+        found = _without_others_components(found, terms, catalog)
     found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
     if not exact:
-        found = _with_kinds_by_acronym(found, application_terms(subject), catalog)
+        found = _with_kinds_by_acronym(found, terms, catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
+
+
+def _terms_naming_products(
+    subject: str, catalog: Sequence[ApplicationEntry], aliases: dict[str, str] | None = None
+) -> list[str]:
+    """The subject's terms, with a generic word kept where it and its neighbour are
+    two words of a catalog name ("app engine" of "(Cloud Run, App Engine)"): there it
+    is part of the product's own name, not a word about any product. Beside a
+    vendor's name, or when nothing has those words, it is generic after all."""
+    aliases = APPLICATION_ALIASES if aliases is None else aliases
+    terms = application_terms(subject, aliases)
+    tokens = _MENTION_TOKEN_RE.findall(subject.lower())
+    pairs = _name_pairs(tuple(catalog))
+    vendors = {w for e in catalog for w in e.company_words}
+
+    def names_product(first: str, second: str) -> bool:
+        # A vendor's name with a generic word is still any of its products ("heroku
+        # platform", "slack app"), however one of its entries is called.
+        return (first, second) in pairs and not {first, second} & vendors
+
+    kept = [
+        t
+        for i, t in enumerate(tokens)
+        if t not in _GENERIC_WORDS
+        or (i > 0 and names_product(tokens[i - 1], t))
+        or (i + 1 < len(tokens) and names_product(t, tokens[i + 1]))
+    ]
+    if len(kept) == len([t for t in tokens if t not in _GENERIC_WORDS]):
+        return terms
+    if not any(all(e.has_word(t) or t in e.company_words for t in kept) for e in catalog):
+        return terms
+    return [w for t in kept for w in aliases.get(t, t).split()]
+
+
+@lru_cache(maxsize=4)
+def _name_pairs(catalog: tuple[ApplicationEntry, ...]) -> frozenset[tuple[str, str]]:
+    """Every two neighbouring words of the catalog's names ("app", "engine")."""
+    return frozenset(
+        pair
+        for e in catalog
+        for part in re.split(r"[(),/]", e.application.lower())
+        for pair in itertools.pairwise(_MENTION_TOKEN_RE.findall(part))
+    )
 
 
 def _without_others_components(

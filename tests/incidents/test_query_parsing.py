@@ -444,3 +444,19 @@ def test_a_products_acronym_in_another_entry_names_the_same_product() -> None:
     mention = qp.find_application_mention("cumulus load balancer outages", catalog)
     assert mention is not None
     assert mention.match.applications == (catalog[0].application, catalog[1].application)
+
+
+def test_a_generic_word_counts_where_it_is_part_of_a_products_own_name() -> None:
+    """ "app" says nothing of "app engine" alone, but "Flow Engine" and "App Engine"
+    are two products: the catalog writes "App Engine", so "app" is its name."""
+    catalog = [
+        qp.ApplicationEntry.of("Nimbus hosting (Queue, App Engine)", "Nimbus"),
+        qp.ApplicationEntry.of("Nimbus Flow Engine networking", "Nimbus"),
+        qp.ApplicationEntry.of("Chatter real-time servers", "Chatter"),
+        qp.ApplicationEntry.of("Chatter app (web)", "Chatter"),
+    ]
+    match = qp.match_applications("app engine", catalog)
+    assert match is not None and match.applications == (catalog[0].application,)
+    # Beside a vendor's name it stays generic: "chatter app" is any of Chatter's.
+    chatter = qp.match_applications("chatter app", catalog)
+    assert chatter is not None and set(chatter.applications) == {e.application for e in catalog[2:]}
