@@ -738,8 +738,18 @@ def _without_others_components(
     owners = {e.company for e in entries if _names_in_head(e, terms)}
     if not owners:
         return found  # a component of everyone's ("postgres"): every entry listing it
-    kept = {e.application for e in entries if e.company in owners or _names_in_head(e, terms)}
+    # One vendor's divisions are the vendor ("Google" of "Google Cloud"'s App Engine).
+    vendors = {_vendor(c) for c in owners}
+    kept = {
+        e.application for e in entries if _vendor(e.company) in vendors or _names_in_head(e, terms)
+    }
     return tuple(a for a in found if a in kept)
+
+
+def _vendor(company: str) -> str:
+    """A company's first word, which its divisions share ("google" of "Google Cloud")."""
+    words = company.lower().split()
+    return words[0] if words else ""
 
 
 def _names_in_head(entry: ApplicationEntry, terms: list[str]) -> bool:

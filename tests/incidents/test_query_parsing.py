@@ -460,3 +460,15 @@ def test_a_generic_word_counts_where_it_is_part_of_a_products_own_name() -> None
     # Beside a vendor's name it stays generic: "chatter app" is any of Chatter's.
     chatter = qp.match_applications("chatter app", catalog)
     assert chatter is not None and set(chatter.applications) == {e.application for e in catalog[2:]}
+
+
+def test_a_vendors_divisions_are_one_owner_of_its_products() -> None:
+    """ "Nimbus Cloud" sells Queue; "Nimbus" (the parent) listing it in parentheses is
+    the same vendor's entry, not another company's dependency. Shipit's is."""
+    catalog = [
+        qp.ApplicationEntry.of("Nimbus Cloud Queue", "Nimbus Cloud"),
+        qp.ApplicationEntry.of("Nimbus Mail (Queue)", "Nimbus"),
+        qp.ApplicationEntry.of("Shipit builds (Queue)", "Shipit"),
+    ]
+    match = qp.match_applications("queue", catalog)
+    assert match is not None and set(match.applications) == {e.application for e in catalog[:2]}
