@@ -911,7 +911,10 @@ def _entry_matches(
         return False
     if foreign and not (company_terms - set(foreign)):
         return False
-    names_company = entry.company.lower() == wanted or " ".join(terms) == entry.company.lower()
+    # The company's name, or its opening words ("amazon" of "Amazon Web Services"):
+    # the vendor's own entries, "AWS EC2" as much as "Amazon S3".
+    company = entry.company.lower().split()
+    names_company = entry.company.lower() == wanted or terms == company[: len(terms)]
     return names_company or any(entry.has_word(t) for t in terms)
 
 

@@ -472,3 +472,15 @@ def test_a_vendors_divisions_are_one_owner_of_its_products() -> None:
     ]
     match = qp.match_applications("queue", catalog)
     assert match is not None and set(match.applications) == {e.application for e in catalog[:2]}
+
+
+def test_a_vendors_first_name_means_all_its_own_entries() -> None:
+    """ "nimbus" is Nimbus Web Services: its "NWS Queue" as much as "Nimbus Store";
+    Shipit's entry naming Nimbus as what it runs on is Shipit's."""
+    catalog = [
+        qp.ApplicationEntry.of("Nimbus Store", "Nimbus Web Services"),
+        qp.ApplicationEntry.of("NWS Queue eu-west-1", "Nimbus Web Services"),
+        qp.ApplicationEntry.of("Shipit builds (Nimbus Store)", "Shipit"),
+    ]
+    match = qp.match_applications("nimbus", catalog)
+    assert match is not None and set(match.applications) == {e.application for e in catalog[:2]}
