@@ -743,7 +743,15 @@ def _without_others_components(
     kept = {
         e.application for e in entries if _vendor(e.company) in vendors or _names_in_head(e, terms)
     }
-    return tuple(a for a in found if a in kept)
+    # An entry that names another owner beside the product runs on that owner's
+    # product ("Travis CI Linux builds on Google Compute Engine"): not one of it.
+    runs_on = {
+        e.application
+        for e in entries
+        if any(v in e.head_words for v in vendors - {_vendor(e.company)})
+        and not vendors - {_vendor(e.company)} & e.company_words
+    }
+    return tuple(a for a in found if a in kept and a not in runs_on)
 
 
 def _vendor(company: str) -> str:

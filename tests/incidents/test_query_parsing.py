@@ -484,3 +484,13 @@ def test_a_vendors_first_name_means_all_its_own_entries() -> None:
     ]
     match = qp.match_applications("nimbus", catalog)
     assert match is not None and set(match.applications) == {e.application for e in catalog[:2]}
+
+
+def test_another_company_running_on_a_product_is_not_that_product() -> None:
+    """ "flow engine" is Nimbus's: Shipit's builds "on Nimbus Flow Engine" run on it."""
+    catalog = [
+        qp.ApplicationEntry.of("Nimbus Flow Engine networking", "Nimbus Cloud"),
+        qp.ApplicationEntry.of("Shipit Linux builds on Nimbus Flow Engine", "Shipit"),
+    ]
+    match = qp.match_applications("flow engine", catalog)
+    assert match is not None and match.applications == (catalog[0].application,)
