@@ -678,6 +678,7 @@ def match_applications(
         return None
     if not exact:
         found = _without_others_components(found, terms, catalog)
+        found = _the_vendors_own(found, terms, catalog)
     found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
     if not exact:
         found = _with_kinds_by_acronym(found, terms, catalog)
@@ -752,6 +753,22 @@ def _without_others_components(
         and not vendors - {_vendor(e.company)} & e.company_words
     }
     return tuple(a for a in found if a in kept and a not in runs_on)
+
+
+def _the_vendors_own(
+    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """A vendor's name ("aws", "amazon") means its own entries: others' that mention
+    it as what they run on ("Elastic Cloud (AWS eu-west-1)") are theirs."""
+    companies = {e.application: e.company for e in catalog}
+    named = {
+        _vendor(e.company)
+        for e in catalog
+        if terms and terms == e.company.lower().split()[: len(terms)]
+    }
+    if not named or not any(_vendor(companies[a]) in named for a in found):
+        return found
+    return tuple(a for a in found if _vendor(companies[a]) in named)
 
 
 def _vendor(company: str) -> str:

@@ -494,3 +494,17 @@ def test_another_company_running_on_a_product_is_not_that_product() -> None:
     ]
     match = qp.match_applications("flow engine", catalog)
     assert match is not None and match.applications == (catalog[0].application,)
+
+
+def test_a_vendors_name_means_its_own_entries_not_those_running_on_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "nws" is Nimbus Web Services: Shipit's entry that runs on it names it only
+    in parentheses, as where it runs."""
+    catalog = [
+        qp.ApplicationEntry.of("NWS Queue eu-west-1", "Nimbus Web Services"),
+        qp.ApplicationEntry.of("Shipit Cloud (NWS eu-west-1)", "Shipit"),
+    ]
+    monkeypatch.setitem(qp.APPLICATION_ALIASES, "nws", "nimbus web services")
+    match = qp.match_applications("nws", catalog)
+    assert match is not None and match.applications == (catalog[0].application,)
