@@ -1258,7 +1258,8 @@ def _mention_in(
         return None
     index = _mention_index(tuple(catalog))
     tokens = [t.strip(".'-") for t in _MENTION_TOKEN_RE.findall(normalise_mention_text(text))]
-    content = [t for t in tokens if t and t not in MENTION_FILLER]
+    spaced: dict[str, str] = {}
+    content = [t for t in _dotted(tokens, index, spaced) if t and t not in MENTION_FILLER]
     spelt = _spelt(content, index)
     # Asked once per word, not once per run it is in (21 runs of 6 words).
     nameable = [_may_name(word.word, index) for word in spelt]
@@ -1272,9 +1273,28 @@ def _mention_in(
                 continue
             match = match_applications(subject, catalog)
             if match is not None:
-                said = tuple(word.said for word in run)
+                said = tuple(spaced.get(word.said, word.said) for word in run)
                 return ApplicationMention(subject, match, any(w.fuzzy for w in run), said)
     return None
+
+
+def _dotted(tokens: list[str], index: _MentionIndex, spaced: dict[str, str]) -> list[str]:
+    """Two words that are a catalog name with its dot ("incident io" of "incident.io")
+    are that name where one is a question's word ("incident") that would be dropped;
+    elsewhere both words name it already. `spaced` gets each such name as typed."""
+    out: list[str] = []
+    start = 0
+    while start < len(tokens):
+        two = tokens[start : start + 2]
+        pair = ".".join(two)
+        if len(two) == 2 and pair in index.words and set(two) & MENTION_FILLER:
+            spaced[pair] = " ".join(two)
+            out.append(pair)
+            start += 2
+        else:
+            out.append(tokens[start])
+            start += 1
+    return out
 
 
 @dataclass(frozen=True)

@@ -508,3 +508,14 @@ def test_a_vendors_name_means_its_own_entries_not_those_running_on_it(
     monkeypatch.setitem(qp.APPLICATION_ALIASES, "nws", "nimbus web services")
     match = qp.match_applications("nws", catalog)
     assert match is not None and match.applications == (catalog[0].application,)
+
+
+@pytest.mark.parametrize("question", ["report io incidents", "any outages of report io?"])
+def test_a_dotted_name_typed_with_a_space_is_that_name(question: str) -> None:
+    """ "report" is a question's word, but "report io" spells "report.io"."""
+    catalog = [
+        qp.ApplicationEntry.of("report.io alerting (Postgres)", "report.io"),
+        qp.ApplicationEntry.of("tokens.io registry", "Tokens Foundation (tokens.io team)"),
+    ]
+    mention = qp.find_application_mention(question, catalog)
+    assert mention is not None and mention.match.applications == (catalog[0].application,)
