@@ -577,10 +577,12 @@ def listing_subject(text: str) -> str | None:
 
 
 def _words(text: str) -> set[str]:
-    """Words of a name, with dotted names both whole and split (GitHub.com)."""
+    """Words of a name, with dotted names both whole and split (GitHub.com), and
+    hyphenated ones also without the hyphen ("e-mail" is "email")."""
     tokens = re.findall(r"[a-z0-9][a-z0-9.&'+-]*[a-z0-9]|[a-z0-9]", text.lower())
     split = {part for token in tokens for part in re.split(r"[.\-]", token) if part}
-    return set(tokens) | split
+    unhyphenated = {token.replace("-", "") for token in tokens if "-" in token}
+    return set(tokens) | split | unhyphenated
 
 
 def application_terms(subject: str, aliases: dict[str, str] | None = None) -> list[str]:
@@ -611,7 +613,11 @@ class ApplicationEntry:
 
     def has_word(self, term: str) -> bool:
         """A word of the name, as written or inflected otherwise ("load balancers")."""
-        return term in self.words or (len(term) >= 4 and word_stem(term) in self.stems)
+        return (
+            term in self.words
+            or term.replace("-", "") in self.words
+            or (len(term) >= 4 and word_stem(term) in self.stems)
+        )
 
 
 @dataclass(frozen=True)
@@ -1124,7 +1130,8 @@ def _fuzzy_found(token: str, index: _MentionIndex) -> str | None:
 
 def _may_name(word: str, index: _MentionIndex) -> bool:
     """Whether `word` (as corrected) can be part of a catalog name."""
-    return all(t in index.words or t in _GENERIC_WORDS for t in application_terms(word) or [word])
+    terms = application_terms(word) or [word]
+    return all(t.replace("-", "") in index.words or t in _GENERIC_WORDS for t in terms)
 
 
 def _may_name_alone(

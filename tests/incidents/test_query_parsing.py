@@ -519,3 +519,24 @@ def test_a_dotted_name_typed_with_a_space_is_that_name(question: str) -> None:
     ]
     mention = qp.find_application_mention(question, catalog)
     assert mention is not None and mention.match.applications == (catalog[0].application,)
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        ("e-mail relay incidents", "Postbox email relay"),
+        ("email gateway outages", "Courier e-mail gateway"),
+        ("any problems with the postbox e-mail relay?", "Postbox email relay"),
+        ("e-mail dashboard incidents", "Mailer email dashboard"),
+    ],
+)
+def test_a_word_is_the_same_with_or_without_its_hyphen(question: str, wanted: str) -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Postbox email relay", "Postbox"),
+        qp.ApplicationEntry.of("Courier e-mail gateway", "Courier"),
+        qp.ApplicationEntry.of("Postbox relay dashboard", "Postbox"),
+    ]
+    if "dashboard" in question:  # only the unhyphenated spelling in the catalog
+        catalog = [qp.ApplicationEntry.of("Mailer email dashboard", "Mailer"), catalog[2]]
+    mention = qp.find_application_mention(question, catalog)
+    assert mention is not None and mention.match.applications == (wanted,)
