@@ -687,6 +687,8 @@ def match_applications(
         found = _the_vendors_own(found, terms, catalog)
     found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
     if not exact:
+        found = _with_coded_siblings(found, terms, catalog)
+    if not exact:
         found = _with_kinds_by_acronym(found, terms, catalog)
     return ApplicationMatch(found, "exact" if exact else "partial")
 
@@ -875,6 +877,32 @@ def _with_acronym_siblings(
         if any(
             company == e.company and re.search(rf"\b{acronym}\b", e.application)
             for acronym, company in acronyms
+        )
+    ]
+    return tuple(dict.fromkeys((*found, *more)))
+
+
+def _with_coded_siblings(
+    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+) -> tuple[str, ...]:
+    """A product's code in its own name ("R2" of "Cloudflare R2 object storage") names
+    it where its company lists it in another entry's parentheses ("Cloudflare
+    Access service tokens (Workers, R2, Images)"): that outage hit it too. Only an
+    entry that is the product asked for, outside its parentheses, and one product
+    (not "AWS EC2 / EBS / RDS"), says what its code is."""
+    codes = set()
+    for e in catalog:
+        head = re.sub(r"\s*\(.*?\)", "", e.application)
+        own = re.findall(r"\b[A-Z]+[0-9]+\b", head)
+        one = len(own) == 1 and "/" not in head
+        if e.application in found and one and _names_in_head(e, terms):
+            codes.add((own[0], e.company))
+    more = [
+        e.application
+        for e in catalog
+        if any(
+            company == e.company and re.search(rf"\(.*\b{code}\b.*\)", e.application)
+            for code, company in codes
         )
     ]
     return tuple(dict.fromkeys((*found, *more)))

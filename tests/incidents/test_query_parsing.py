@@ -540,3 +540,15 @@ def test_a_word_is_the_same_with_or_without_its_hyphen(question: str, wanted: st
         catalog = [qp.ApplicationEntry.of("Mailer email dashboard", "Mailer"), catalog[2]]
     mention = qp.find_application_mention(question, catalog)
     assert mention is not None and mention.match.applications == (wanted,)
+
+
+def test_a_products_code_in_its_vendors_other_entry_names_it() -> None:
+    """ "block storage" is Nimbus's B7: its entry listing B7 in parentheses was hit
+    too; another company's B7 is not Nimbus's."""
+    catalog = [
+        qp.ApplicationEntry.of("Nimbus B7 block storage (Images)", "Nimbus"),
+        qp.ApplicationEntry.of("Nimbus API tokens (Workers, B7, Images)", "Nimbus"),
+        qp.ApplicationEntry.of("Shipit builds (B7 cache)", "Shipit"),
+    ]
+    match = qp.match_applications("nimbus block storage", catalog)
+    assert match is not None and set(match.applications) == {e.application for e in catalog[:2]}
