@@ -100,7 +100,7 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
     A bare "recent" means the last 30 days.
     """
     parsers = (
-        _between_window, _year_range_window, _relative_window, _period_start_window,
+        _dates_window, _between_window, _year_range_window, _relative_window, _period_start_window,
         _this_window, _day_window, _weekend_window, _quarter_window, _half_window,
         _season_window, _month_window, _month_year_window, _year_window, _since_date_window,
         _since_window,
@@ -269,12 +269,25 @@ _SINCE_WEEKDAY_RE = re.compile(
     rf"{'|'.join(d[:3] for d in WEEKDAYS)})\b",
     re.IGNORECASE,
 )
+# One day written as people write it: "2024-05-01", "3/5", "March 3rd, 2024", "3 March".
+_NAMED_DATE = (
+    rf"(?:(?:{_MONTH_RE})[a-z]*\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)"
+    rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})[a-z]*(?:,?\s+\d{{4}})?)"
+)
+_DATE_PHRASE = rf"(?:\d{{1,4}}[-/.]\d{{1,2}}(?:[-/.]\d{{1,4}})?)|{_NAMED_DATE}"
 # Dates the rules above do not cover ("since March 3rd", "after 2024-05-01"),
 # read by dateparser relative to `today`.
 _SINCE_DATE_RE = re.compile(
-    r"\b(?P<op>since|after|from)\s+(?P<date>(?:\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?)"
-    rf"|(?:(?:{_MONTH_RE})[a-z]*\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)"
-    rf"|(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})[a-z]*(?:,?\s+\d{{4}})?))",
+    rf"\b(?P<op>since|after|from)\s+(?P<date>{_DATE_PHRASE})", re.IGNORECASE
+)
+# Day-level bounds: "between 2025-09-05 and 2025-12-04", "from March 3 to March 10",
+# "before 2025-12-05", "until June 12th". Numbers alone count only with their year,
+# so "before 2.1" (a version) is no date.
+_FULL_DATE_PHRASE = rf"(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}})|{_NAMED_DATE}"
+_DATES_RE = re.compile(
+    rf"\b(?:between|from)\s+(?P<start>{_FULL_DATE_PHRASE})\s+(?:and|to|until|through|-)\s+"
+    rf"(?P<end>{_FULL_DATE_PHRASE})(?![\d/.-])"
+    rf"|\b(?P<op>before|until|till|prior\s+to)\s+(?P<bound>{_FULL_DATE_PHRASE})(?![\d/.-])",
     re.IGNORECASE,
 )
 
@@ -436,8 +449,37 @@ def _since_date_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[
     return TimeWindow(start, today, f"since {start.isoformat()}"), match
 
 
+def _dates_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] | None:
+    """Bounds given to the day: "between 2025-09-05 and 2025-12-04", "before 2025-12-05"."""
+    match = _DATES_RE.search(text)
+    if not match:
+        return None
+    if match.group("bound"):
+        window = _bounded_window(match.group("op"), match.group("bound"), today)
+        return (window, match) if window else None
+    start = parse_date_phrase(match.group("start"), today)
+    end = parse_date_phrase(match.group("end"), today)
+    if start is None or end is None or end < start:
+        return None
+    return TimeWindow(start, end, f"{start.isoformat()} to {end.isoformat()}"), match
+
+
+def _bounded_window(op: str, phrase: str, today: dt.date) -> TimeWindow | None:
+    """ "before 2025-12-05" ends the day before; "until June 12th" ends on it."""
+    bound = parse_date_phrase(phrase, today)
+    if bound is None:
+        return None
+    op = " ".join(op.lower().split())
+    end = bound if op in {"until", "till"} else bound - dt.timedelta(days=1)
+    return TimeWindow(None, end, f"{op} {bound.isoformat()}")
+
+
 def parse_date_phrase(phrase: str, today: dt.date) -> dt.date | None:
     """One date phrase ("March 3rd", "3/5", "2024-05-01") by dateparser, in the past."""
+    try:  # the form the copilot writes itself needs no parser
+        return dt.date.fromisoformat(phrase)
+    except ValueError:
+        pass
     import dateparser  # a heavy import (~0.3 s): only when a date phrase is present
 
     base = dt.datetime.combine(today, dt.time(12), tzinfo=dt.UTC)
