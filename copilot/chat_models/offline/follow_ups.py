@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from copilot.chat_models.offline.around import around_focus, places_another_in_time
 from copilot.chat_models.offline.extract import pointer_clause
 from copilot.chat_models.offline.routes import (
     DEFAULT_LIMITS,
@@ -290,6 +291,28 @@ def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
 
 
+def _around_follow_up(question: str, state: ConversationState) -> list[Route]:
+    """Another incident in a window around the one in focus ("the one before that",
+    "anything else the same day?"): what the question describes, else the focus's
+    title, searched in that window."""
+    focus = state.focus[0]
+    around = around_focus(question, focus)
+    if around is None:
+        return _similar_follow_up(question, state)
+    rest = question.replace(around.said, " ")
+    own = _own_subject(rest)
+    described = len(_own_stems(rest)) >= DESCRIBED_WORDS
+    query = own if described else f"{focus.title} {own}".strip()
+    limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself may come back
+    arguments = {"query": f"{query} {around.as_query()}", "limit": limit}
+    return [Route("search_similar_incidents", arguments, f"{around.said} {focus.incident_id}")]
+
+
+# Own words enough to search by alone ("…where one auto-generated rule crashed
+# their routers"); fewer (a company, "global") qualify the focus's title.
+DESCRIBED_WORDS = 3
+
+
 def _select_many_follow_up(question: str, state: ConversationState) -> list[Route]:
     """Re-read each remembered incident; the answer keeps those that fit."""
     return [_lookup(item, "which of those") for item in state.focus[:SELECT_MANY_LIMIT]]
@@ -445,6 +468,7 @@ _DESCRIBES_RE = re.compile(
 
 _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
     "knowledge": _knowledge_follow_up,
+    "around": _around_follow_up,
     "similar": _similar_follow_up,
     "recurrence": _recurrence_follow_up,
     "superlative": _select_many_follow_up,
@@ -454,11 +478,13 @@ _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
 
 
 def follow_up_kind(question: str, state: ConversationState, *, about_documents: bool) -> str:
-    """How a follow-up refers back: knowledge | similar | recurrence | superlative |
-    select_many | one."""
+    """How a follow-up refers back: knowledge | around | similar | recurrence |
+    superlative | select_many | one."""
     asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
     if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"
+    if around_focus(question, state.focus[0]) is not None:
+        return "around"
     if _SIMILAR_RE.search(question) or _OTHERS_WHERE_RE.search(question):
         return "similar"
     if asks_recurrence(question):
@@ -549,6 +575,7 @@ def points_back(question: str) -> bool:
         or _POINTER_RE.search(question)
         or (named_item(question) and _NAME_RE.search(question))
         or superlative(question)
+        or places_another_in_time(question)
         or _SIMILAR_RE.search(question)
         or _OTHERS_WHERE_RE.search(question)
         or (asks_recurrence(question) and has_reference(question))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from django.utils import timezone
 
 from copilot.chat_models.offline import extract, router
+from copilot.chat_models.offline.around import around_focus
 from copilot.chat_models.offline.follow_ups import has_reference, superlative
 from copilot.chat_models.offline.reading import Record, ToolOutcome
 from copilot.chat_models.offline.state import ConversationState
@@ -447,6 +448,27 @@ def _recurrence_answer(question: str, outcomes: list[ToolOutcome], state: Conver
     return "\n\n".join(parts)
 
 
+def _around_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """ "The one before that", "anything the same day?": others in the window asked."""
+    focus = state.focus[0]
+    around = around_focus(question, focus)
+    if around is None:
+        return _similar_answer(question, outcomes, state)
+    records = [
+        r
+        for r in _incident_records(outcomes)
+        if r.id != focus.incident_id and around.holds(r.get("Occurred At"))
+    ]
+    when = f"{around.described()} **{focus.incident_id}** ({focus.occurred_at})"
+    if not records:
+        return f"I found no other incident like it {when}."
+    top, others = records[0], records[1:]
+    parts = [f"The closest match {when} is {_reference(top)}.", "\n".join(_details(top))]
+    if others:
+        parts.append("Others in that time:\n" + "\n".join(_bullets(others)))
+    return "\n\n".join(parts)
+
+
 def _similar_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
     """ "More like this": similar incidents, without the one we started from."""
     focus = state.focus[0]
@@ -512,6 +534,7 @@ _WRITERS: dict[tuple[str, str | None], Writer] = {
     ("search_similar_incidents", None): _search_answer,
     ("search_similar_incidents", "recurrence"): _recurrence_answer,
     ("search_similar_incidents", "similar"): _similar_answer,
+    ("search_similar_incidents", "around"): _around_answer,
     ("get_incidents_by_application", None): _list_answer,
     ("get_recent_incidents", None): _list_answer,
     ("lookup_incident_by_id", None): _incident_answer,
