@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from copilot.chat_models.offline.around import around_focus, places_another_in_time
+from copilot.chat_models.offline.follow_ups import follow_up_kind
 from copilot.chat_models.offline.state import ConversationState, Remembered
 from copilot.chat_models.offline.writing import write_answer
 from copilot.services import conversation_create
@@ -176,3 +177,24 @@ def test_shortly_before_finds_the_like_incident_of_the_weeks_before(alice: User)
     ask(conversation, alice, "checkout threw 503s at the sales peak, autoscaler maxed out")
     follow_up = ask(conversation, alice, "any outage like it shortly before?")
     assert ") is **INC-2025-10-30-001**" in done_of(follow_up).content
+
+
+PEAK_SEEN = Remembered(PEAK["incident_id"], PEAK["title"], "Checkout Gateway", "2025-11-28")
+SAME_DAY_SEEN = Remembered(
+    SAME_DAY["incident_id"], SAME_DAY["title"], "Notifications Hub", "2025-11-28"
+)
+LISTED = ConversationState((PEAK_SEEN,), "peak incidents", listed=(PEAK_SEEN, SAME_DAY_SEEN))
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # The time words belong to the clause naming an incident already listed.
+        ("the provider throttling one that same week, who was accountable?", "one"),
+        ("the provider throttling one from the same day - how long did it last?", "one"),
+        # Nothing shown has that name: another incident is asked for.
+        ("anything else break later that day?", "around"),
+    ],
+)
+def test_a_name_of_an_incident_shown_points_at_it_not_around_it(question: str, kind: str) -> None:
+    assert follow_up_kind(question, LISTED, about_documents=False) == kind

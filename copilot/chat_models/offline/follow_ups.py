@@ -331,6 +331,13 @@ def _one_follow_up(question: str, state: ConversationState) -> list[Route]:
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "named")]
 
 
+def _names_one_shown(question: str, state: ConversationState) -> bool:
+    """ "The compute-heavy query one later that day": an incident already shown, by name."""
+    return bool(named_item(question)) and (
+        selected_item(question, state.focus, state.listed, state.seen) is not None
+    )
+
+
 def named_item(question: str) -> str:
     """ "the Mandrill one" → "Mandrill"; "" when no item is named."""
     named = _NAME_RE.search(question)
@@ -483,7 +490,7 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
     asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
     if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"
-    if around_focus(question, state.focus[0]) is not None:
+    if around_focus(question, state.focus[0]) is not None and not _names_one_shown(question, state):
         return "around"
     if _SIMILAR_RE.search(question) or _OTHERS_WHERE_RE.search(question):
         return "similar"
