@@ -99,6 +99,21 @@ def test_questions_are_routed_to_the_right_tool(question, tool, arguments) -> No
     assert (decision.tool, decision.arguments) == (tool, arguments)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "x509 errors on internal service-to-service calls since midnight, what now?",
+        "any doc on the affected service restarts during a failover?",
+        "docs about the upstream service timing out again, what's the standard response?",
+        "any runbook on the mesh service-level objectives being breached?",
+    ],
+)
+def test_words_saying_which_service_in_the_story_filter_no_documents(question: str) -> None:
+    decision = route(question, catalog=CATALOG, today=TODAY)
+    assert decision.tool == "search_knowledge"
+    assert "service_filter" not in decision.arguments
+
+
 # What the incidents are about, as `incident_topic_words` reads it from the data.
 TOPICS = frozenset(
     ["checkout", "latency", "timeouts", "dns", "database", "pool", "settlement", "report"]

@@ -686,7 +686,8 @@ def _knowledge(
         name
         for m in _SERVICE_RE.finditer(question)
         # "go service: we have recover() in main…" labels the question; "we" is no service.
-        if (name := m.group("named") or m.group("listed")).lower() not in qp.MENTION_FILLER
+        if (name := m.group("named") or m.group("listed")).lower()
+        not in qp.MENTION_FILLER | _NO_SERVICE_NAME
     ]
     if services:
         arguments["service_filter"] = services
@@ -707,11 +708,20 @@ _TAGGED_RE = re.compile(
 
 # "docs for the RabbitMQ service", "runbooks, service: MySQL": the user names the
 # service a document must list (the search loosens it when none does).
+# Not "on internal service-to-service calls" or "for the affected service": words
+# that say which service in the story, not a name a document could list.
 _SERVICE_RE = re.compile(
-    r"\b(?:for|on|about|covering|of)\s+(?:the\s+|our\s+)?(?P<named>[\w.-]+)\s+service\b"
+    r"\b(?:for|on|about|covering|of)\s+(?:the\s+|our\s+)?(?P<named>[\w.-]+)\s+service(?![\w-])"
     r"|\bservices?\s*[:=]\s*[\"'`]?(?P<listed>[\w.-]+)",
     re.IGNORECASE,
 )
+_NO_SERVICE_NAME = frozenset(
+    {
+        "internal", "external", "backend", "frontend", "upstream", "downstream", "same",
+        "whole", "entire", "other", "another", "affected", "failing", "broken", "impacted",
+        "public", "private", "shared", "dependent", "calling", "called", "target", "new", "old",
+    }
+)  # fmt: skip
 
 
 def _by_application(
