@@ -114,6 +114,25 @@ def test_words_saying_which_service_in_the_story_filter_no_documents(question: s
     assert "service_filter" not in decision.arguments
 
 
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # A kind named outright wins over one inferred from how the question asks.
+        ("pods drain slowly after the upgrade, is that expected? what does the architecture "
+         "note say about drain timeouts", "architecture"),
+        ("workers stop at midnight, is that normal? anything in the runbook?", "runbook"),
+        ("anything in the arch docs about cell boundaries?", "architecture"),
+        ("is there a design doc for the ledger's failover?", "architecture"),
+        # Inferred alone, it still is one.
+        ("consumers disconnect every 15 minutes, is that expected?", "known_issue"),
+        ("is this a known thing with the broker?", "known_issue"),
+    ],
+)  # fmt: skip
+def test_the_kind_of_document_named_outright_filters_the_search(question: str, kind: str) -> None:
+    decision = route(question, catalog=CATALOG, today=TODAY)
+    assert (decision.tool, decision.arguments.get("type_filter")) == ("search_knowledge", kind)
+
+
 # What the incidents are about, as `incident_topic_words` reads it from the data.
 TOPICS = frozenset(
     ["checkout", "latency", "timeouts", "dns", "database", "pool", "settlement", "report"]

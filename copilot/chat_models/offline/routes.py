@@ -25,17 +25,14 @@ _LIST_ALL_RE = re.compile(
     r"show\s+me|everything)\b",
     re.IGNORECASE,
 )
+# A kind named outright wins over one inferred from how the question asks: "is that
+# expected? what does the arch doc say" wants the architecture note.
 _DOCUMENT_TYPES = (
     # What people call a documented gotcha: "a known issue", "is this a known thing?".
     (
         re.compile(
             r"\b(?:known|documented)[- ]"
-            r"(?:issues?|problems?|bugs?|things?|gotchas?|limitations?)\b"
-            # "...every 15 minutes, is that expected?": whether it is known behaviour.
-            r"|\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design|common|"
-            r"a\s+(?:known\s+|common\s+)?(?:thing|bug))\b"
-            # "...at 16TB, hidden limit?": a limit nobody wrote down is a known issue.
-            r"|\b(?:hidden|undocumented|silent|secret)\s+(?:limits?|caps?|quotas?|ceilings?)\b",
+            r"(?:issues?|problems?|bugs?|things?|gotchas?|limitations?)\b",
             re.IGNORECASE,
         ),
         "known_issue",
@@ -54,7 +51,25 @@ _DOCUMENT_TYPES = (
         ),
         "postmortem",
     ),
-    (re.compile(r"\barchitecture\b", re.IGNORECASE), "architecture"),
+    (
+        re.compile(
+            r"\barchitecture\b|\barch\s+(?:docs?|notes?|diagrams?|overview|review)\b"
+            r"|\bdesign\s+(?:docs?|notes?)\b",
+            re.IGNORECASE,
+        ),
+        "architecture",
+    ),
+    (
+        re.compile(
+            # "...every 15 minutes, is that expected?": whether it is known behaviour.
+            r"\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design|common|"
+            r"a\s+(?:known\s+|common\s+)?(?:thing|bug))\b"
+            # "...at 16TB, hidden limit?": a limit nobody wrote down is a known issue.
+            r"|\b(?:hidden|undocumented|silent|secret)\s+(?:limits?|caps?|quotas?|ceilings?)\b",
+            re.IGNORECASE,
+        ),
+        "known_issue",
+    ),
 )
 
 
