@@ -106,12 +106,35 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
         _since_window,
         _since_weekday_window, _recent_window,
     )  # fmt: skip
+    asked = _without_quoted_messages(text)
     for parser in parsers:
-        found = parser(text, today)
+        found = parser(asked, today)
         if found is not None:
             window, match = found
             return _up_to_today(window, today), _cut(text, match)
     return None, text
+
+
+# A message quoted whole ('Hi, I signed up last year and got the mail 23 times'):
+# its times are the story's, not the asker's window. Opening and closing quotes
+# stand outside words, so "I've" inside it closes nothing.
+_QUOTED_MESSAGE_RE = re.compile(
+    r"(?<!\w)(?P<q>[\"'\u201c\u2018])(?P<said>(?:(?!(?P=q)(?!\w)).){12,}?)[\"'\u201d\u2019](?!\w)",
+    re.DOTALL,
+)
+QUOTED_MESSAGE_WORDS = 4  # fewer is a name or a title ("the 'Registration Now Open' mail")
+
+
+def _without_quoted_messages(text: str) -> str:
+    """`text` with each quoted message blanked, same length (match positions hold),
+    unless nothing stands outside the quotes."""
+    blanked = _QUOTED_MESSAGE_RE.sub(_blank_message, text)
+    return blanked if blanked.strip() else text
+
+
+def _blank_message(match: re.Match[str]) -> str:
+    said = match.group(0)
+    return " " * len(said) if len(said.split()) >= QUOTED_MESSAGE_WORDS else said
 
 
 def _up_to_today(window: TimeWindow, today: dt.date) -> TimeWindow:
