@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -725,19 +725,25 @@ def match_applications(
     or its product outside parentheses ("elastic" of "AWS Elastic Load
     Balancing"), so "slack" does not match "incident.io (Slack app)".
     """
+    return _matched(subject, _catalog_facts(tuple(catalog)))
+
+
+def _matched(subject: str, facts: _CatalogFacts) -> ApplicationMatch | None:
+    """`match_applications` on a catalog's facts (a mention search asks up to 21 runs)."""
+    catalog = facts.entries
     wanted = subject.strip().lower()
-    exact = [e.application for e in catalog if e.application.lower() == wanted]
+    exact = list(facts.exact.get(wanted, ()))
     if not exact and " / " in wanted:
-        return _any_of(wanted.split(" / "), catalog)
+        return _any_of(wanted.split(" / "), facts)
     if not exact and (family := _family_named(wanted)) is not None:
         return _family_match(family, catalog)
     # An alias spells a name out ("elb" → "elastic load balancing"), but the
     # catalog also writes it as said ("AWS EC2 / EBS / ELB us-east-1"): both count.
-    terms = _terms_naming_products(subject, catalog)
-    as_said = _terms_naming_products(subject, catalog, aliases={})
+    terms = _terms_naming_products(subject, facts)
+    as_said = _terms_naming_products(subject, facts, aliases={})
     spellings = dict.fromkeys((tuple(terms), tuple(as_said)))
     # The company words of a spelling, once (each is a pass over the catalog).
-    companies = {terms: _company_terms(terms, catalog) for terms in spellings}
+    companies = {terms: _company_terms(terms, facts) for terms in spellings}
     partial = [
         e.application
         for terms in spellings
@@ -749,17 +755,111 @@ def match_applications(
         return None
     if not exact:
         found = _without_others_components(found, terms, catalog)
-        found = _the_vendors_own(found, terms, catalog)
-    found = _with_acronym_siblings(_with_other_names(found, catalog), catalog)
+        found = _the_vendors_own(found, terms, facts)
+    found = _with_acronym_siblings(_with_other_names(found, facts), facts)
     if not exact:
-        found = _with_coded_siblings(found, terms, catalog)
+        found = _with_coded_siblings(found, terms, facts)
     if not exact:
-        found = _with_kinds_by_acronym(found, terms, catalog)
+        found = _with_kinds_by_acronym(found, terms, facts)
     return ApplicationMatch(found, "exact" if exact else "partial")
 
 
+# Rows of a catalog (indexes into its entries) by (word of the name, company).
+_Carriers = dict[tuple[str, str], tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class _CatalogFacts:
+    """What matching asks of a catalog on every call, worked out once per catalog:
+    a question tries up to 21 runs of its words, each a pass over every entry (with
+    names re-tokenised and a regular expression compiled per entry, ~3 ms a question)."""
+
+    entries: tuple[ApplicationEntry, ...]
+    owners: dict[str, str]  # application → company (the last entry's, as a dict keeps it)
+    exact: dict[str, tuple[str, ...]]  # lower-case name → the names written so
+    companies: tuple[str, ...]
+    company_words: frozenset[str]  # every word of every company's name
+    words_by_company: dict[str, frozenset[str]]
+    name_pairs: frozenset[tuple[str, str]]
+    carriers: _Carriers  # a word anywhere in the name ("ELB" of "EC2 / EBS / ELB")
+    bracketed_carriers: _Carriers  # a word between "(" and ")" ("R2" of "(Workers, R2)")
+    coded: tuple[tuple[int, str], ...]  # rows whose head is one product with a code, and it
+    acronym_expansions: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@lru_cache(maxsize=8)
+def _catalog_facts(catalog: tuple[ApplicationEntry, ...]) -> _CatalogFacts:
+    words_by_company = _words_by_company(catalog)
+    return _CatalogFacts(
+        entries=catalog,
+        owners={e.application: e.company for e in catalog},
+        exact=_exact_names(catalog),
+        companies=tuple(words_by_company),
+        company_words=frozenset(w for words in words_by_company.values() for w in words),
+        words_by_company=words_by_company,
+        name_pairs=_name_pairs(catalog),
+        carriers=_carriers(catalog, _words_anywhere),
+        bracketed_carriers=_carriers(catalog, _words_in_brackets),
+        coded=_coded_rows(catalog),
+        acronym_expansions=_acronym_expansions(catalog),
+    )
+
+
+def _words_by_company(catalog: tuple[ApplicationEntry, ...]) -> dict[str, frozenset[str]]:
+    words: dict[str, frozenset[str]] = {}
+    for e in catalog:
+        words[e.company] = words.get(e.company, frozenset()) | e.company_words
+    return words
+
+
+def _exact_names(catalog: tuple[ApplicationEntry, ...]) -> dict[str, tuple[str, ...]]:
+    names: dict[str, tuple[str, ...]] = {}
+    for e in catalog:
+        names[e.application.lower()] = (*names.get(e.application.lower(), ()), e.application)
+    return names
+
+
+def _carriers(
+    catalog: tuple[ApplicationEntry, ...], words_of: Callable[[str], set[str]]
+) -> _Carriers:
+    rows: dict[tuple[str, str], list[int]] = {}
+    for row, e in enumerate(catalog):
+        for word in words_of(e.application):
+            rows.setdefault((word, e.company), []).append(row)
+    return {key: tuple(found) for key, found in rows.items()}
+
+
+def _words_anywhere(name: str) -> set[str]:
+    r"""The words `\bWORD\b` finds in `name`: a word of letters and digits only
+    matches there as a whole run of word characters."""
+    return set(re.findall(r"\w+", name))
+
+
+def _words_in_brackets(name: str) -> set[str]:
+    r"""The words `\(.*\bWORD\b.*\)` finds: a "(" before and a ")" after them on
+    their line (not necessarily one pair: "A (x) B7 (y)" counts B7)."""
+    return {
+        word.group()
+        for line in name.split("\n")
+        for word in re.finditer(r"\w+", line)
+        if "(" in line[: word.start()] and ")" in line[word.end() :]
+    }
+
+
+def _coded_rows(catalog: tuple[ApplicationEntry, ...]) -> tuple[tuple[int, str], ...]:
+    """Rows whose name outside its parentheses is one product (not "AWS EC2 / EBS /
+    RDS") with one code ("R2" of "Cloudflare R2 object storage"), with that code."""
+    coded = []
+    for row, e in enumerate(catalog):
+        head = re.sub(r"\s*\(.*?\)", "", e.application)
+        own = re.findall(r"\b[A-Z]+[0-9]+\b", head)
+        if len(own) == 1 and "/" not in head:
+            coded.append((row, own[0]))
+    return tuple(coded)
+
+
 def _terms_naming_products(
-    subject: str, catalog: Sequence[ApplicationEntry], aliases: dict[str, str] | None = None
+    subject: str, facts: _CatalogFacts, aliases: dict[str, str] | None = None
 ) -> list[str]:
     """The subject's terms, with a generic word kept where it and its neighbour are
     two words of a catalog name ("app engine" of "(Cloud Run, App Engine)"): there it
@@ -768,8 +868,8 @@ def _terms_naming_products(
     aliases = APPLICATION_ALIASES if aliases is None else aliases
     terms = application_terms(subject, aliases)
     tokens = _MENTION_TOKEN_RE.findall(subject.lower())
-    pairs = _name_pairs(tuple(catalog))
-    vendors = {w for e in catalog for w in e.company_words}
+    pairs = facts.name_pairs
+    vendors = facts.company_words
 
     def names_product(first: str, second: str) -> bool:
         # A vendor's name with a generic word is still any of its products ("heroku
@@ -785,12 +885,12 @@ def _terms_naming_products(
     ]
     if len(kept) == len([t for t in tokens if t not in _GENERIC_WORDS]):
         return terms
-    if not any(all(e.has_word(t) or t in e.company_words for t in kept) for e in catalog):
+    if not any(all(e.has_word(t) or t in e.company_words for t in kept) for e in facts.entries):
         return terms
     return [w for t in kept for w in aliases.get(t, t).split()]
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _name_pairs(catalog: tuple[ApplicationEntry, ...]) -> frozenset[tuple[str, str]]:
     """Every two neighbouring words of the catalog's names ("app", "engine")."""
     return frozenset(
@@ -829,15 +929,15 @@ def _without_others_components(
 
 
 def _the_vendors_own(
-    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+    found: tuple[str, ...], terms: list[str], facts: _CatalogFacts
 ) -> tuple[str, ...]:
     """A vendor's name ("aws", "amazon") means its own entries: others' that mention
     it as what they run on ("Elastic Cloud (AWS eu-west-1)") are theirs."""
-    companies = {e.application: e.company for e in catalog}
+    companies = facts.owners
     named = {
-        _vendor(e.company)
-        for e in catalog
-        if terms and terms == e.company.lower().split()[: len(terms)]
+        _vendor(company)
+        for company in facts.companies
+        if terms and terms == company.lower().split()[: len(terms)]
     }
     if not named or not any(_vendor(companies[a]) in named for a in found):
         return found
@@ -880,34 +980,32 @@ def _family_match(family: _Family, catalog: Sequence[ApplicationEntry]) -> Appli
     return ApplicationMatch(found, "partial") if found else None
 
 
-def _company_terms(terms: Sequence[str], catalog: Sequence[ApplicationEntry]) -> set[str]:
-    return {t for t in terms if any(t in e.company_words for e in catalog)}
+def _company_terms(terms: Sequence[str], facts: _CatalogFacts) -> set[str]:
+    return {t for t in terms if t in facts.company_words}
 
 
-def _any_of(names: Sequence[str], catalog: Sequence[ApplicationEntry]) -> ApplicationMatch | None:
+def _any_of(names: Sequence[str], facts: _CatalogFacts) -> ApplicationMatch | None:
     """The applications any of `names` matches ("aws load balancers / elb / nlb"):
     other names of the first one's company's products, as `find_application_mention`
     writes them ("alb" of another company is not meant), and the products of any
     company a name names ("heroku / travis ci")."""
-    named = [(name, m) for name in names if (m := match_applications(name, catalog)) is not None]
+    named = [(name, m) for name in names if (m := _matched(name, facts)) is not None]
     if not named:
         return None
     matches = [m for _, m in named]
-    owners = {e.application: e.company for e in catalog}
+    owners = facts.owners
     first = {owners[a] for a in matches[0].applications}
-    companies = _listed_companies(first, [(n, m.applications) for n, m in named], catalog)
+    companies = _listed_companies(first, [(n, m.applications) for n, m in named], facts.entries)
     found = tuple(
         dict.fromkeys(a for m in matches for a in m.applications if owners[a] in companies)
     )
     return ApplicationMatch(found, "partial")
 
 
-def _with_other_names(
-    found: tuple[str, ...], catalog: Sequence[ApplicationEntry]
-) -> tuple[str, ...]:
+def _with_other_names(found: tuple[str, ...], facts: _CatalogFacts) -> tuple[str, ...]:
     """A name given as "A / B" says A and B are one product: the company's entries
     that name B ("Stack Exchange network (SQL Server)") are A's too."""
-    companies = {e.application: e.company for e in catalog}
+    companies = facts.owners
     aliases = {
         (part.strip().lower(), companies.get(name, ""))
         for name in found
@@ -916,90 +1014,77 @@ def _with_other_names(
     }
     more = [
         e.application
-        for e in catalog
-        if any(
+        for e in facts.entries
+        if aliases
+        and any(
             alias in e.application.lower() and company == e.company for alias, company in aliases
         )
     ]
     return tuple(dict.fromkeys((*found, *more)))
 
 
-def _with_acronym_siblings(
-    found: tuple[str, ...], catalog: Sequence[ApplicationEntry]
-) -> tuple[str, ...]:
+def _with_acronym_siblings(found: tuple[str, ...], facts: _CatalogFacts) -> tuple[str, ...]:
     """A product's acronym names it too: "AWS Elastic Load Balancing us-east-1" is
     the ELB that "AWS EC2 / EBS / RDS / ELB us-east-1" lists, so "aws load
     balancers" finds both (within the company)."""
-    companies = {e.application: e.company for e in catalog}
     acronyms = {
-        (acronym.upper(), companies.get(name, ""))
-        for name in found
-        for acronym, _ in _inner_acronyms(re.sub(r"\s*\(.*?\)", "", name))
+        (acronym, facts.owners.get(name, "")) for name in found for acronym in _head_acronyms(name)
     }
-    more = [
-        e.application
-        for e in catalog
-        if any(
-            company == e.company and re.search(rf"\b{acronym}\b", e.application)
-            for acronym, company in acronyms
-        )
-    ]
-    return tuple(dict.fromkeys((*found, *more)))
+    return _with_carriers(found, acronyms, facts.carriers, facts)
+
+
+@lru_cache(maxsize=4096)
+def _head_acronyms(name: str) -> tuple[str, ...]:
+    """The acronyms of a name outside its parentheses, as written ("ELB")."""
+    return tuple(a.upper() for a, _ in _inner_acronyms(re.sub(r"\s*\(.*?\)", "", name)))
 
 
 def _with_coded_siblings(
-    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+    found: tuple[str, ...], terms: list[str], facts: _CatalogFacts
 ) -> tuple[str, ...]:
     """A product's code in its own name ("R2" of "Cloudflare R2 object storage") names
     it where its company lists it in another entry's parentheses ("Cloudflare
     Access service tokens (Workers, R2, Images)"): that outage hit it too. Only an
     entry that is the product asked for, outside its parentheses, and one product
     (not "AWS EC2 / EBS / RDS"), says what its code is."""
-    codes = set()
-    for e in catalog:
-        head = re.sub(r"\s*\(.*?\)", "", e.application)
-        own = re.findall(r"\b[A-Z]+[0-9]+\b", head)
-        one = len(own) == 1 and "/" not in head
-        if e.application in found and one and _names_in_head(e, terms):
-            codes.add((own[0], e.company))
-    more = [
-        e.application
-        for e in catalog
-        if any(
-            company == e.company and re.search(rf"\(.*\b{code}\b.*\)", e.application)
-            for code, company in codes
-        )
-    ]
-    return tuple(dict.fromkeys((*found, *more)))
+    codes = {
+        (code, entry.company)
+        for row, code in facts.coded
+        if (entry := facts.entries[row]).application in found and _names_in_head(entry, terms)
+    }
+    return _with_carriers(found, codes, facts.bracketed_carriers, facts)
 
 
 def _with_kinds_by_acronym(
-    found: tuple[str, ...], terms: list[str], catalog: Sequence[ApplicationEntry]
+    found: tuple[str, ...], terms: list[str], facts: _CatalogFacts
 ) -> tuple[str, ...]:
     """Products of the same company that a catalog acronym says are of the kind asked
     for: "aws load balancers" is also the NLB that "Amazon DynamoDB (and EC2, NLB)"
     lists, because another name spells NLB out as "Network Load Balancer". The kind
     must end the spelt-out name: a network load balancer is a load balancer, not a
     network."""
-    owners = {e.application: e.company for e in catalog}
-    companies = {owners.get(name, "") for name in found}
-    company_words = {w for e in catalog if e.company in companies for w in e.company_words}
+    companies = {facts.owners.get(name, "") for name in found}
+    company_words = {w for c in companies for w in facts.words_by_company.get(c, ())}
     kind = [word_stem(t) for t in terms if t not in company_words]
     acronyms = [
         acronym.upper()
-        for acronym, stems in _acronym_expansions(tuple(catalog))
+        for acronym, stems in facts.acronym_expansions
         if kind and stems[-len(kind) :] == tuple(kind)
     ]
-    more = [
-        e.application
-        for e in catalog
-        if e.company in companies
-        and any(re.search(rf"\b{acronym}\b", e.application) for acronym in acronyms)
-    ]
-    return tuple(dict.fromkeys((*found, *more)))
+    pairs = {(acronym, company) for acronym in acronyms for company in companies}
+    return _with_carriers(found, pairs, facts.carriers, facts)
 
 
-@lru_cache(maxsize=4)
+def _with_carriers(
+    found: tuple[str, ...], wanted: set[tuple[str, str]], carriers: _Carriers, facts: _CatalogFacts
+) -> tuple[str, ...]:
+    """`found` and, in catalog order, every entry of a company whose name carries a
+    word said of that company: the company's other entries for the same product."""
+    rows = sorted({row for key in wanted for row in carriers.get(key, ())})
+    return tuple(dict.fromkeys((*found, *(facts.entries[row].application for row in rows))))
+
+
+@lru_cache(maxsize=8)
 def _acronym_expansions(
     catalog: tuple[ApplicationEntry, ...],
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
