@@ -785,6 +785,9 @@ class _CatalogFacts:
     bracketed_carriers: _Carriers  # a word between "(" and ")" ("R2" of "(Workers, R2)")
     coded: tuple[tuple[int, str], ...]  # rows whose head is one product with a code, and it
     acronym_expansions: tuple[tuple[str, tuple[str, ...]], ...]
+    # Words an everyday word may name alone as: a company's, or a name's first word's.
+    alone_words: frozenset[str]
+    mention_index: _MentionIndex
 
 
 @lru_cache(maxsize=8)
@@ -802,6 +805,8 @@ def _catalog_facts(catalog: tuple[ApplicationEntry, ...]) -> _CatalogFacts:
         bracketed_carriers=_carriers(catalog, _words_in_brackets),
         coded=_coded_rows(catalog),
         acronym_expansions=_acronym_expansions(catalog),
+        alone_words=_alone_words(catalog),
+        mention_index=_mention_index(catalog),
     )
 
 
@@ -810,6 +815,11 @@ def _words_by_company(catalog: tuple[ApplicationEntry, ...]) -> dict[str, frozen
     for e in catalog:
         words[e.company] = words.get(e.company, frozenset()) | e.company_words
     return words
+
+
+def _alone_words(catalog: tuple[ApplicationEntry, ...]) -> frozenset[str]:
+    first_words = {w for e in catalog for first in e.application.split()[:1] for w in _words(first)}
+    return frozenset(w for e in catalog for w in e.company_words) | first_words
 
 
 def _exact_names(catalog: tuple[ApplicationEntry, ...]) -> dict[str, tuple[str, ...]]:
@@ -1171,8 +1181,14 @@ class ApplicationMention:
         """Only named inside the parentheses of the matches ("Postgres" of
         "incident.io on GKE (Postgres, Memcached)"): a technology, not a product."""
         terms = application_terms(self.subject)
-        heads = [_words(re.sub(r"\s*\(.*?\)", "", a)) for a in self.match.applications]
+        heads = [_head_words(a) for a in self.match.applications]
         return all(not any(t in head for t in terms) for head in heads)
+
+
+@lru_cache(maxsize=4096)
+def _head_words(name: str) -> frozenset[str]:
+    """The words of a name outside its parentheses (asked of the same few names often)."""
+    return frozenset(_words(re.sub(r"\s*\(.*?\)", "", name)))
 
 
 def normalise_mention_text(text: str) -> str:
@@ -1312,9 +1328,7 @@ def _may_name(word: str, index: _MentionIndex) -> bool:
     return all(t.replace("-", "") in index.words or t in _GENERIC_WORDS for t in terms)
 
 
-def _may_name_alone(
-    word: str, catalog: Sequence[ApplicationEntry], known: frozenset[str] = frozenset()
-) -> bool:
+def _may_name_alone(word: str, facts: _CatalogFacts, known: frozenset[str] = frozenset()) -> bool:
     """Whether one word can be a whole mention. Not a category ("dns"), a generic word or
     a letter; and an everyday word ("new", "customers") only as a company's name or the
     first word of an application's ("Slack", "Fastly"), not from inside one ("India NEW
@@ -1323,10 +1337,7 @@ def _may_name_alone(
         return False
     if word in known or not _is_everyday(word):
         return True
-    return any(
-        word in entry.company_words or _words(entry.application.split()[0]) & {word}
-        for entry in catalog
-    )
+    return word in facts.alone_words
 
 
 def _is_everyday(word: str) -> bool:
@@ -1345,8 +1356,11 @@ def find_application_mention(
     earliest first against `match_applications`. A lone category word
     ("dns", "database") is a category, not an application.
     """
-    whole = _mention_in(text, catalog)
-    return whole and _with_alternatives(text, whole, catalog)
+    if not catalog:
+        return None
+    facts = _catalog_facts(tuple(catalog))
+    whole = _mention_in(text, facts)
+    return whole and _with_alternatives(text, whole, facts)
 
 
 # Names given as alternatives or listed together: "aws load balancers (elb/nlb)", "GCLB
@@ -1356,24 +1370,25 @@ _ALTERNATIVES_RE = re.compile(r"\s*[/,]\s*|\s*[()]\s*|\s+(?:or|and|[&+])\s+", re
 
 
 def _with_alternatives(
-    text: str, whole: ApplicationMention, catalog: Sequence[ApplicationEntry]
+    text: str, whole: ApplicationMention, facts: _CatalogFacts
 ) -> ApplicationMention:
     """Every name the question gives as an alternative of the same company's
     product, not only what all their words name together (one entry, if any)."""
     parts = [p for p in _ALTERNATIVES_RE.split(text) if p and p.strip()]
     if len(parts) < 2:
         return whole
+    catalog = facts.entries
     companies = {e.company for e in catalog if e.application in whole.match.applications}
     # Beside a product of theirs, an everyday word names another ("github actions and pages").
     their_words = frozenset(w for e in catalog if e.company in companies for w in e.words)
-    named = [m for part in parts if (m := _mention_in(part, catalog, their_words)) is not None]
+    named = [m for part in parts if (m := _mention_in(part, facts, their_words)) is not None]
     listed = [(m.subject, m.match.applications) for m in named]
     companies = _listed_companies(companies, listed, catalog)
     ours = {e.application for e in catalog if e.company in companies}
     found = [
         m
         for m in named
-        if ours.intersection(m.match.applications) and not _qualifies_another(m, named, catalog)
+        if ours.intersection(m.match.applications) and not _qualifies_another(m, named, facts)
     ]
     applications = tuple(dict.fromkeys(a for m in found for a in m.match.applications if a in ours))
     if len(found) < 2 or set(applications) <= set(whole.match.applications):
@@ -1386,25 +1401,25 @@ def _with_alternatives(
     )
 
 
-def _names_only_a_company(mention: ApplicationMention, catalog: Sequence[ApplicationEntry]) -> bool:
+def _names_only_a_company(mention: ApplicationMention, facts: _CatalogFacts) -> bool:
     terms = application_terms(mention.subject)
-    return bool(terms) and all(any(t in e.company_words for e in catalog) for t in terms)
+    return bool(terms) and all(t in facts.company_words for t in terms)
 
 
 def _qualifies_another(
     mention: ApplicationMention,
     named: list[ApplicationMention],
-    catalog: Sequence[ApplicationEntry],
+    facts: _CatalogFacts,
 ) -> bool:
     """ "queue (aws side)": a company named beside one of its products qualifies that
     product; it is no alternative. Beside another company's ("heroku and travis ci")
     it is one."""
-    if not _names_only_a_company(mention, catalog):
+    if not _names_only_a_company(mention, facts):
         return False
-    owners = {e.application: e.company for e in catalog}
+    owners = facts.owners
     its = {owners[a] for a in mention.match.applications}
     return any(
-        not _names_only_a_company(other, catalog)
+        not _names_only_a_company(other, facts)
         and its.intersection(owners[a] for a in other.match.applications)
         for other in named
         if other is not mention
@@ -1435,13 +1450,11 @@ def _listed_companies(
 
 
 def _mention_in(
-    text: str, catalog: Sequence[ApplicationEntry], known: frozenset[str] = frozenset()
+    text: str, facts: _CatalogFacts, known: frozenset[str] = frozenset()
 ) -> ApplicationMention | None:
     """The longest run of `text`'s content words that names applications; a word of
     `known` may name one alone even if it is an everyday word."""
-    if not catalog:
-        return None
-    index = _mention_index(tuple(catalog))
+    index = facts.mention_index
     tokens = [t.strip(".'-") for t in _MENTION_TOKEN_RE.findall(normalise_mention_text(text))]
     spaced: dict[str, str] = {}
     content = [t for t in _dotted(tokens, index, spaced) if t and t not in MENTION_FILLER]
@@ -1454,9 +1467,9 @@ def _mention_in(
             if not all(nameable[start : start + size]):
                 continue  # a word no name has: no entry can match (and matching costs)
             subject = " ".join(word.word for word in run)
-            if size == 1 and not _may_name_alone(subject, catalog, known):
+            if size == 1 and not _may_name_alone(subject, facts, known):
                 continue
-            match = match_applications(subject, catalog)
+            match = _matched(subject, facts)
             if match is not None:
                 said = tuple(spaced.get(word.said, word.said) for word in run)
                 return ApplicationMention(subject, match, any(w.fuzzy for w in run), said)
