@@ -147,36 +147,34 @@ def timeline(db: None, tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.usefixtures("timeline")
-def test_the_same_day_searches_that_day_only(alice: User) -> None:
-    conversation = conversation_create(owner=alice)
-    ask(conversation, alice, "checkout threw 503s at the sales peak, autoscaler maxed out")
-    follow_up = ask(conversation, alice, "did anything else go wrong that same day?")
-    (tool, arguments), *_ = tools_of(follow_up)
-    assert tool == "search_similar_incidents"
-    assert arguments["query"].endswith("between 2025-11-27 and 2025-11-29")
-    assert ") is **INC-2025-11-28-002**" in done_of(follow_up).content
+PEAK_ASKED = "checkout threw 503s at the sales peak, autoscaler maxed out"
 
 
 @pytest.mark.usefixtures("timeline")
-def test_the_one_before_that_is_searched_by_what_it_describes(alice: User) -> None:
+@pytest.mark.parametrize(
+    ("opening", "follow_up", "window", "found"),
+    [
+        # That day only: the other incident of the same day, whatever it was about.
+        (PEAK_ASKED, "did anything else go wrong that same day?",
+         "between 2025-11-27 and 2025-11-29", "INC-2025-11-28-002"),
+        # Any time before, searched by what the question describes.
+        ("receipt e-mails are stuck because the SMTP relay cert expired",
+         "and the one before that where a cert expired on the checkout API?",
+         "before 2025-10-07", "INC-2025-02-25-001"),
+        # The weeks before, searched by the focus's own title.
+        (PEAK_ASKED, "any outage like it shortly before?",
+         "between 2025-08-28 and 2025-11-27", "INC-2025-10-30-001"),
+    ],
+)  # fmt: skip
+def test_another_incident_is_searched_in_its_window(
+    alice: User, opening: str, follow_up: str, window: str, found: str
+) -> None:
     conversation = conversation_create(owner=alice)
-    ask(conversation, alice, "receipt e-mails are stuck because the SMTP relay cert expired")
-    follow_up = ask(
-        conversation, alice, "and the one before that where a cert expired on the checkout API?"
-    )
-    (tool, arguments), *_ = tools_of(follow_up)
-    assert tool == "search_similar_incidents"
-    assert arguments["query"].endswith("before 2025-10-07")
-    assert ") is **INC-2025-02-25-001**" in done_of(follow_up).content
-
-
-@pytest.mark.usefixtures("timeline")
-def test_shortly_before_finds_the_like_incident_of_the_weeks_before(alice: User) -> None:
-    conversation = conversation_create(owner=alice)
-    ask(conversation, alice, "checkout threw 503s at the sales peak, autoscaler maxed out")
-    follow_up = ask(conversation, alice, "any outage like it shortly before?")
-    assert ") is **INC-2025-10-30-001**" in done_of(follow_up).content
+    ask(conversation, alice, opening)
+    events = ask(conversation, alice, follow_up)
+    (tool, arguments), *_ = tools_of(events)
+    assert (tool, arguments["query"].endswith(window)) == ("search_similar_incidents", True)
+    assert f") is **{found}**" in done_of(events).content
 
 
 PEAK_SEEN = Remembered(PEAK["incident_id"], PEAK["title"], "Checkout Gateway", "2025-11-28")
