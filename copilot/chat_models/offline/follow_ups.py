@@ -509,6 +509,9 @@ _DETAIL_WORDS = frozenset(
         "many", "much", "long", "time", "actually", "exactly", "just", "really", "potentially",
         "ok", "okay", "but", "so", "then", "level", "get", "got", "make", "made", "take",
         "took", "know", "say", "said", "mean", "happen", "come", "came", "back", "up",
+        # How much of it: "at worst, what percentage…", "roughly what share…".
+        "worst", "percentage", "percent", "proportion", "fraction", "roughly", "approximately",
+        "overall", "total",
     }
 )  # fmt: skip
 

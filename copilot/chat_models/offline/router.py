@@ -235,6 +235,10 @@ def _leans_back(question: str, guess: IntentGuess, state: ConversationState) -> 
     """The model reads `question` as a follow-up, or half does and its words say so."""
     if guess.intent == "follow_up":
         return True
+    if len(state.focus) == 1 and follow_ups.speaks_of_the_focus(question, state):
+        # One incident read in detail, asked about in its own words ("at worst, what
+        # percentage of server-side SDK connections failed?"), whatever the model says.
+        return True
     return guess.probability("follow_up") >= 0.2 and (
         follow_ups.has_reference(question) or follow_ups.speaks_of_the_focus(question, state)
     )
