@@ -133,6 +133,25 @@ def test_the_kind_of_document_named_outright_filters_the_search(question: str, k
     assert (decision.tool, decision.arguments.get("type_filter")) == ("search_knowledge", kind)
 
 
+@pytest.mark.parametrize(
+    ("question", "tool", "kind"),
+    [
+        # A kind of document in the story, or what a retro needs, is no request for one...
+        ("someone fat-fingered a runbook command and half the fleet rebooted, pull up that "
+         "incident", "search_similar_incidents", None),
+        ("quick one for the retro: did we ever lose DNS for an hour after a registrar change?",
+         "search_similar_incidents", None),
+        # ...but asked for, it still is.
+        ("runbook steps for failing over the ledger?", "search_knowledge", "runbook"),
+        ("any runbook for the playbook command that reboots hosts?", "search_knowledge", "runbook"),
+        ("is there a retro for the checkout outage?", "search_knowledge", "postmortem"),
+    ],
+)  # fmt: skip
+def test_a_document_in_the_story_is_not_asked_for(question: str, tool: str, kind: str) -> None:
+    decision = route(question, catalog=CATALOG, today=TODAY)
+    assert (decision.tool, decision.arguments.get("type_filter")) == (tool, kind)
+
+
 # What the incidents are about, as `incident_topic_words` reads it from the data.
 TOPICS = frozenset(
     ["checkout", "latency", "timeouts", "dns", "database", "pool", "settlement", "report"]

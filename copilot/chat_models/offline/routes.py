@@ -125,9 +125,22 @@ _DOCUMENTATION_RE = re.compile(
 def document_asked(question: str) -> str | None:
     """The kind of document a question asks for: its type, "document" when it
     asks for documentation of no type, None when it asks for none."""
-    if _DOCUMENTATION_RE.search(question):
-        return document_type(question) or "document"
-    return document_type(question)
+    asked = _DOCUMENT_IN_STORY_RE.sub(" ", question)
+    if _DOCUMENTATION_RE.search(asked):
+        return document_type(asked) or "document"
+    return document_type(asked)
+
+
+# A kind of document that is part of the story, not what is asked for: "someone
+# fat-fingered a playbook command", "the runbook script hung", "quick one for the
+# retro: did we ever lose…" (what the retro needs is the past incident).
+_DOCUMENT_IN_STORY_RE = re.compile(
+    r"\b(?:runbook|playbook|post-?mortem|retro)s?\s+(?:commands?|scripts?|jobs?|meetings?|calls?|"
+    r"drills?)\b"
+    r"|\bfor\s+(?:the|our|a|my|this)\s+(?:post-?mortem|retro(?:spective)?|incident\s+review)"
+    r"(?=\s*[:,;\u2014-]|\s+(?:i|we)\b)",
+    re.IGNORECASE,
+)
 
 
 def document_type(question: str) -> str | None:
