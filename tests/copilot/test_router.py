@@ -229,6 +229,11 @@ def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, 
         ("What was the root cause in the second one?", SECOND),
         ("How did the settlement one get resolved?", SECOND),
         ("And the Mandrill one?", SECOND),
+        # Pointed at by a demonstrative, as people do in chat.
+        ("that settlement one, what time did it start", SECOND),
+        ("this settlement thing - who was accountable?", SECOND),
+        # ...but only by a name a shown incident carries.
+        ("this kind of thing, how long did it last?", FIRST),
         # Pointed at by its date, or by what happened in it.
         ("the September 2025 one: how long did it last?", SECOND),
         ("the second one, september 2025 - what kicked it off?", SECOND),
@@ -730,3 +735,26 @@ def test_a_name_with_only_listing_words_lists_the_application() -> None:
     assert decision.tool == "get_incidents_by_application"
     searched = route("GCE persistent disk latency after snapshots", catalog=catalog, today=TODAY)
     assert searched.tool == "search_similar_incidents"
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # Whether such a thing ever happened is asked of past incidents, however
+        # close a document on the topic reads...
+        ("Has a connection pool setting ever dropped settlement batches during a failover?",
+         "search_similar_incidents"),
+        ("Any outages where a config push filled the disks on every node?",
+         "search_similar_incidents"),
+        ("Was there ever an incident where the runbook's rollback made things worse?",
+         "search_similar_incidents"),
+        ("have we ever had the cache serve another customer's data after a deploy?",
+         "search_similar_incidents"),
+        # ...unless the document is what is asked for.
+        ("Has anyone ever written a runbook for rolling back a schema migration?",
+         "search_knowledge"),
+        ("Have we ever had a known-issue doc for cache poisoning?", "search_knowledge"),
+    ],
+)  # fmt: skip
+def test_asking_whether_it_ever_happened_asks_for_past_incidents(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

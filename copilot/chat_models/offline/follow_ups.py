@@ -377,7 +377,12 @@ def selected_item(
         return _newest_or_oldest(dated.group("which").lower(), listed or focus)
     name = named_item(question).lower()
     if not name:
-        return _by_date(question, focus) or _by_description(question, focus) or focus[0]
+        return (
+            _by_demonstrative(question, (*focus, *listed, *seen))
+            or _by_date(question, focus)
+            or _by_description(question, focus)
+            or focus[0]
+        )
     # A whole word: "the CI one" is not about a "deCIsion" in some record's text,
     # but it is about "CircleCI" (a word of a compound name).
     said = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
@@ -387,6 +392,27 @@ def selected_item(
             if found:
                 return found[0]
     return _by_date(question, focus) or _by_name_words(name, (*focus, *listed, *seen))
+
+
+# "That heroku one", "this settlement thing": as people point in chat. Unlike "the
+# Redis one", which may name an incident not shown yet, a demonstrative points at one
+# already shown; so its words count as a name only where a shown title or
+# application says them ("this kind of thing" names nothing).
+_DEMONSTRATIVE_NAME_RE = re.compile(
+    r"\b(?:that|this)\s+(?P<name>[\w.-]+(?:\s+[\w.-]+){0,2})\s+(?:one|incident|outage|thing|issue|"
+    r"problem|mess)\b",
+    re.I,
+)
+
+
+def _by_demonstrative(question: str, items: Sequence[Remembered]) -> Remembered | None:
+    pointed = _DEMONSTRATIVE_NAME_RE.search(question)
+    if pointed is None:
+        return None
+    said = re.compile(rf"(?<![\w]){re.escape(pointed.group('name').lower())}(?![\w])")
+    return next(
+        (i for i in items if said.search(_compounds_split(f"{i.title} {i.application}"))), None
+    )
 
 
 def _compounds_split(text: str) -> str:

@@ -340,6 +340,11 @@ def _decide(
         # what to do, which documents answer (the past fixes come with them), however
         # close a past incident reads.
         return "knowledge", f"{first} {p1:.2f}, but the last words ask what to do"
+    if first in {"similar", "knowledge"} and _ASKS_IF_IT_HAPPENED_RE.search(question) and not asked:
+        # "Has a durability setting ever lost transactions in a failover?": whether it
+        # happened is the ask, which past incidents answer, however close a document
+        # on the topic reads.
+        return "similar", f"{first} {p1:.2f}, but asks whether it ever happened"
     if first in {"similar", "knowledge"} and "by_application" in dict(guess.ranked):
         subject = _only_names_an_application(question, catalog)
         if subject:
@@ -487,6 +492,18 @@ _HOW_TO_FIX_RE = re.compile(
     re.IGNORECASE,
 )
 # Asking how to get ready or what to beware of, before anything has happened.
+# An opening that asks whether such an event ever happened: "Has a <thing> ever…?",
+# "Any outages where…?", "Was there ever an incident…?", "Have we seen…?".
+_ASKS_IF_IT_HAPPENED_RE = re.compile(
+    r"^\W*(?:(?:so|ok|hey|quick\s+(?:one|question))\W+)?(?:"
+    r"(?:has|have|did)\s+(?:\w+[\s,]+){0,6}?ever\s+(?!\w+\s+(?:a|an|any|the)\s+(?:runbook|doc\w*|"
+    r"procedure|playbook|guide|checklist)s?\b)"
+    r"|(?:are\s+there\s+|were\s+there\s+)?any\s+(?:\w+\s+)?(?:outages?|incidents?|cases?|examples?|"
+    r"instances?|times?)\s+(?:where|when|in\s+which|that|caused|from|after)\b"
+    r"|(?:was|were)\s+there\s+(?:ever\s+)?(?:an?|any)\s+(?:\w+\s+)?(?:outages?|incidents?)\b"
+    r"|(?:have|has)\s+(?:we|you|anyone|anybody|they)\s+(?:ever\s+)?(?:seen|had|hit|run\s+into)\b)",
+    re.IGNORECASE,
+)
 _PREPARES_RE = re.compile(
     r"\b(?:anything|what|things)\s+(?:(?:do|should)\s+(?:i|we)\s+|to\s+)(?:watch|look)\s+"
     r"(?:out\s+)?for\b|\bgotchas?\b|\bprecautions?\b|\bpitfalls?\b|"

@@ -133,10 +133,13 @@ def document_asked(question: str) -> str | None:
 
 # A kind of document that is part of the story, not what is asked for: "someone
 # fat-fingered a playbook command", "the runbook script hung", "quick one for the
-# retro: did we ever lose…" (what the retro needs is the past incident).
+# retro: did we ever lose…" (what the retro needs is the past incident), "the
+# runbook's rollback made it worse".
 _DOCUMENT_IN_STORY_RE = re.compile(
     r"\b(?:runbook|playbook|post-?mortem|retro)s?\s+(?:commands?|scripts?|jobs?|meetings?|calls?|"
     r"drills?)\b"
+    # ...or what one of them did: "the runbook's rollback made it worse".
+    r"|\b(?:runbook|playbook)['\u2019]s\b"
     r"|\bfor\s+(?:the|our|a|my|this)\s+(?:post-?mortem|retro(?:spective)?|incident\s+review)"
     r"(?=\s*[:,;\u2014-]|\s+(?:i|we)\b)",
     re.IGNORECASE,
