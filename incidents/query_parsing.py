@@ -71,6 +71,13 @@ _RELATIVE_RES: tuple[re.Pattern[str], ...] = (
         rf"(?:(?P<n>{_NUMBER_RE})\s*(?:of\s+)?)?{_UNIT}\b",
         re.IGNORECASE,
     ),
+    # "the 20 days up to today", "in the two weeks leading up to now", "30 days to date"
+    re.compile(
+        rf"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?P<n>{_NUMBER_RE})\s*{_UNIT}\s+"
+        r"(?:up\s+(?:to|until|till)|until|till|leading\s+up\s+to|before|through)\s+(?:today|now)\b"
+        rf"|\b(?:in\s+|over\s+)?(?:the\s+)?(?P<n2>{_NUMBER_RE})\s*(?P<unit2>days?|weeks?|months?)\s+to\s+date\b",
+        re.IGNORECASE,
+    ),
     # Not "within 2 hours" or "a year ago": in a story those tell how long or when
     # something happened ("recovered within 2 hours", "provisioned a yr ago").
 )
@@ -159,8 +166,10 @@ def _relative_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[st
     if half:
         days = UNIT_DAYS["year"] // 2
     else:
-        count = _number(match.group("n").lower()) if match.group("n") else 1
-        unit = _UNIT_BY_LETTER[match.group("unit")[0].lower()]
+        said = match.groupdict()
+        number = said.get("n") or said.get("n2")
+        count = _number(number.lower()) if number else 1
+        unit = _UNIT_BY_LETTER[(said.get("unit") or said["unit2"])[0].lower()]
         days = max(round(count * UNIT_DAYS[unit]), 1)
     return TimeWindow(today - dt.timedelta(days=days), today, f"last {days} days"), match
 

@@ -264,6 +264,46 @@ def test_what_time_quotes_the_phase_asked_about(question: str, expected: str) ->
     assert f"> {other}" not in answer and other not in answer.split("From **")[0]
 
 
+RESTARTED = Row(
+    "INC-2025-07-21-001",
+    "Session store failover leaves the API half up",
+    body="At 14:01 UTC on 21 July 2025 the session store's primary went offline. "
+    "By 14:57 the API looked healthy, but at 15:41 users started seeing errors again. "
+    "Engineers restarted the entire service at 16:07. "
+    "Error rates were normal after the caches warmed at 16:40.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [# The moment asked for in the question's own words, whatever its phase...
+     ("what time did they restart the whole service?", "> Engineers restarted the entire service"),
+     ("when were error rates back to normal?", "> Error rates were normal after the caches warmed"),
+     # ...and a moment asked with "when" as much as with "what time".
+     ("For the July 2025 one, when was it back to normal?", "> Error rates were normal"),
+     ("when did the primary go offline?", "> At 14:01 UTC")],
+)  # fmt: skip
+def test_a_moment_asked_for_quotes_the_sentence_that_tells_of_it(question, expected) -> None:
+    answer = write_answer(question, lookups(RESTARTED), STATE)
+    assert expected in answer.split("From **")[0]
+
+
+def test_which_of_those_keeps_the_best_fitting_first_and_drops_passing_mentions() -> None:
+    ledger = Row(
+        "INC-2025-06-03-001",
+        "Ledger writes fail when the id column fills up",
+        body="The integer id column ran out of values and every write failed.",
+    )
+    partition = Row(
+        "INC-2025-05-01-001",
+        "Network partition delays processing",
+        body="Processing was delayed while the cluster was running split.",
+    )
+    answer = write_answer("Were any of them caused by an integer column running out of values?",
+                          lookups(partition, ledger), STATE)  # fmt: skip
+    assert answer.startswith("1 of those 2 incidents:\n\n**INC-2025-06-03-001**")
+
+
 WIPED = Row(
     "INC-2024-02-11-001",
     "Sync client deletes a user's files",

@@ -38,6 +38,10 @@ TODAY = dt.date(2026, 1, 10)
         ("past 3 mos outages", dt.date(2025, 10, 12), TODAY),
         ("anything in the last 30d", dt.date(2025, 12, 11), TODAY),
         ("incidents, last ninety days", dt.date(2025, 10, 12), TODAY),
+        # A count of days up to now, said the other way round.
+        ("what happened in the 20 days up to today?", dt.date(2025, 12, 21), TODAY),
+        ("outages in the two weeks leading up to now", dt.date(2025, 12, 27), TODAY),
+        ("incidents 30 days to date", dt.date(2025, 12, 11), TODAY),
         # A month and its year stand for that month without "in".
         ("checkout meltdown, may 2025", dt.date(2025, 5, 1), dt.date(2025, 5, 31)),
         ("sept 2024 dns mess", dt.date(2024, 9, 1), dt.date(2024, 9, 30)),

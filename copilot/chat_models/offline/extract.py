@@ -62,9 +62,12 @@ AFFECTED_RE = re.compile(
     re.IGNORECASE,
 )
 # "When did it start?", "what time did it begin?" (a date alone says less than "from 21:38").
-STARTED_RE = re.compile(
-    r"\bwhen\s+(?:did|was|had)\s+(?:it|this|that|the\s+\w+)\s+(?:start|begin|began|kick\w*|"
-    r"first|happen)|\bwhat\s+time\b|\b(?:start|onset)\s+time\b",
+# Any moment of it, too: "when was it back to normal?", "what time did they restart it?".
+WHEN_RE = re.compile(
+    r"\bwhen\s+(?:did|was|were|had)\s+(?:it|this|that|they|we|the\s+\w+)\s+(?:start|begin|began|"
+    r"kick\w*|first|happen|back|over|fixed|restored|recovered|resolved|normal|up|end|finish\w*|"
+    r"restart\w*|roll\w*|revert\w*)|\b(?:what|which)\s+time\b|\bat\s+what\s+(?:time|hour)\b|"
+    r"\b(?:start|onset|end|recovery)\s+time\b",
     re.IGNORECASE,
 )
 _CLOCK_RE = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE)
@@ -315,7 +318,23 @@ def times_of_phase(question: str, record: Record) -> list[str]:
     # Fields too: "npm revoked all tokens created before 12:30 UTC" is the mitigation's.
     timed = [c.text for c in ranked(question, record) if _CLOCK_RE.search(c.text)]
     phase = _RECOVERY_SAID_RE if _RECOVERY_ASKED_RE.search(question) else _ONSET_SAID_RE
-    return sorted(timed, key=lambda sentence: not phase.search(sentence))[:1]
+    # What happened at that moment, in the question's own words, decides before the
+    # phase: "what time did they restart the whole service?" → "restarted … at 16:07".
+    own = _words(question) - _MOMENT_WORDS
+    return sorted(
+        timed, key=lambda sentence: (not own & _words(sentence), not phase.search(sentence))
+    )[:1]
+
+
+# Words of asking for a moment, and the dates a question points with ("the January
+# 2021 one"), which every dated sentence shares.
+_MOMENT_WORDS = frozenset(
+    qp.word_stem(w)
+    for w in (
+        "time", "start", "started", "begin", "began", "end", "ended", "hour", "exact", "exactly",
+        "roughly", "one", "incident", "outage", *qp.MONTHS, *(m[:3] for m in qp.MONTHS),
+    )
+) | frozenset(str(year) for year in range(1960, 2100))  # fmt: skip
 
 
 # Where one message asks two things ("when did it start and how long did it last?").

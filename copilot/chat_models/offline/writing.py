@@ -44,7 +44,7 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
                           r"first\s+time|one[- ]off)\b", re.I)),
     # Before "accountable": "who got hit?" asks who suffered, not who was at fault.
     ("affected", extract.AFFECTED_RE),
-    ("started", extract.STARTED_RE),
+    ("when", extract.WHEN_RE),
     ("accountable", re.compile(r"\b(?:accountable|responsible|who|owner|blame\w*)\b", re.I)),
     ("mitigation", re.compile(
         r"\b(?:mitigat\w*|fix\w*|resolv\w*|resolution|remediat\w*|recover\w*|restor\w*|workaround|"
@@ -309,11 +309,14 @@ def _affected(question: str, record: Record) -> str:
     return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
 
 
-def _started(question: str, record: Record) -> str:
-    """When it began: the record's date, and the sentence that gives the time of day."""
+def _when(question: str, record: Record) -> str:
+    """When it began, ended or something in it happened: the record's date, and the
+    sentence that gives the time of day (else the sentence that answers best)."""
     when = record.get("Occurred At")
     lead = f"Recorded date: {when}." if when else "The record gives no date."
-    sentences = extract.times_of_phase(question, record)
+    sentences = extract.times_of_phase(question, record) or extract.best_body_sentences(
+        question, record
+    )
     return "\n".join([lead, *(f"> {sentence}" for sentence in sentences)])
 
 
@@ -327,14 +330,14 @@ _FACT_WRITERS: dict[str, Callable[[str, Record], str]] = {
     "accountable": _accountable,
     "repeat": _repeat,
     "affected": _affected,
-    "started": _started,
+    "when": _when,
 }
 
 
 def _selection_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
     """ "Which of those ...": the remembered incidents that fit the question."""
     records = _incident_records(outcomes)
-    matches = [r for r in records if _fits(question, r)]
+    matches = _fitting(question, records)
     if not matches:
         return (
             f"None of those {len(records)} incidents fits that, as far as the records say:\n"
@@ -345,17 +348,24 @@ def _selection_answer(question: str, outcomes: list[ToolOutcome], state: Convers
     return "\n\n".join(parts)
 
 
-def _fits(question: str, record: Record) -> bool:
-    """External causes and categories by the record's fields; else by topic words."""
+def _fitting(question: str, records: list[Record]) -> list[Record]:
+    """External causes, repeats and categories by the record's fields; else by topic
+    words: those that say at least half as many of them as the best, best first (what
+    the answer names first is what the next question is about)."""
     if _EXTERNAL_RE.search(question):
-        return bool(record.get("Accountable Party")) or record.get("Category") == "dependency"
+        return [
+            r for r in records if r.get("Accountable Party") or r.get("Category") == "dependency"
+        ]
     if _REPEAT_RE.search(question):
-        return record.get("Repeat Incident") == "Yes"
+        return [r for r in records if r.get("Repeat Incident") == "Yes"]
     category = qp.parse_category(question)
     if category:
-        return record.get("Category") == category
+        return [r for r in records if r.get("Category") == category]
     topic = _words(re.sub(r"\b(?:caused|cause|about|involv\w*|related)\b", " ", question))
-    return bool(topic & _words(record.text))
+    said = {r.id: len(topic & _words(r.text)) for r in records}
+    best = max(said.values(), default=0)
+    fitting = [r for r in records if said[r.id] and 2 * said[r.id] >= best]
+    return sorted(fitting, key=lambda r: -said[r.id])
 
 
 def _superlative_answer(
