@@ -6,10 +6,11 @@ result into filters, and the copilot's router uses it to pick a tool.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -125,23 +126,50 @@ def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str
 # A message quoted whole ('Hi, I signed up last year and got the mail 23 times'):
 # its times are the story's, not the asker's window. Opening and closing quotes
 # stand outside words, so "I've" inside it closes nothing.
-_QUOTED_MESSAGE_RE = re.compile(
-    r"(?<!\w)(?P<q>[\"'\u201c\u2018])(?P<said>(?:(?!(?P=q)(?!\w)).){12,}?)[\"'\u201d\u2019](?!\w)",
-    re.DOTALL,
-)
+# Found by a scan over the quote marks rather than one regular expression: a lazy
+# match from every opening mark to its close is quadratic in a long question full
+# of apostrophes (2 s for 8,000 characters, several times per question).
+_OPENING_QUOTE_RE = re.compile(r"(?<!\w)[\"'\u201c\u2018]")
+_CLOSING_QUOTE_RE = re.compile(r"[\"'\u201d\u2019](?!\w)")
+QUOTED_MESSAGE_MIN_CHARS = 12
 QUOTED_MESSAGE_WORDS = 4  # fewer is a name or a title ("the 'Registration Now Open' mail")
 
 
+@lru_cache(maxsize=256)
 def _without_quoted_messages(text: str) -> str:
     """`text` with each quoted message blanked, same length (match positions hold),
     unless nothing stands outside the quotes."""
-    blanked = _QUOTED_MESSAGE_RE.sub(_blank_message, text)
-    return blanked if blanked.strip() else text
+    blanked = list(text)
+    for start, end in _quoted_spans(text):
+        if len(text[start:end].split()) >= QUOTED_MESSAGE_WORDS:
+            blanked[start:end] = " " * (end - start)
+    joined = "".join(blanked)
+    return joined if joined.strip() else text
 
 
-def _blank_message(match: re.Match[str]) -> str:
-    said = match.group(0)
-    return " " * len(said) if len(said.split()) >= QUOTED_MESSAGE_WORDS else said
+def _quoted_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Each quoted stretch, left to right: from an opening mark to the first closing
+    mark at least QUOTED_MESSAGE_MIN_CHARS on, unless its own mark closes sooner
+    (then that mark opened nothing)."""
+    closes = [m.start() for m in _CLOSING_QUOTE_RE.finditer(text)]
+    own_closes = {
+        mark: [m.start() for m in re.finditer(rf"{mark}(?!\w)", text)] for mark in "\"'\u201c\u2018"
+    }
+    done = 0
+    for opening in _OPENING_QUOTE_RE.finditer(text):
+        said = opening.end()
+        if opening.start() < done:
+            continue
+        close = _first_at_or_after(closes, said + QUOTED_MESSAGE_MIN_CHARS)
+        own = _first_at_or_after(own_closes[opening.group()], said)
+        if close is not None and (own is None or own >= close):
+            done = close + 1
+            yield opening.start(), done
+
+
+def _first_at_or_after(positions: list[int], start: int) -> int | None:
+    index = bisect.bisect_left(positions, start)
+    return positions[index] if index < len(positions) else None
 
 
 def _up_to_today(window: TimeWindow, today: dt.date) -> TimeWindow:

@@ -37,3 +37,19 @@ def test_times_inside_a_quoted_message_are_no_window(text: str) -> None:
 def test_the_askers_own_window_still_counts(text: str, label: str) -> None:
     window, _ = qp.parse_time_window(text, TODAY)
     assert window is not None and window.label == label
+
+
+def test_a_long_question_full_of_apostrophes_keeps_its_window() -> None:
+    """Many opening marks that never close (a scan, not a lazy match from each):
+    nothing is blanked, and the window after them is still found."""
+    text = "logs show " + "'err " * 1500 + "outage in the last 3 weeks"
+    window, _ = qp.parse_time_window(text, TODAY)
+    assert window is not None and window.label == "last 21 days"
+
+
+def test_a_quote_closed_by_its_own_mark_too_soon_opens_nothing() -> None:
+    # 'ok' closes after two characters: a word in quotes, not a message, so the
+    # next mark opens the message whose window is the story's.
+    text = "he said 'ok' then wrote 'we were down since yesterday for everyone' - last week?"
+    window, _ = qp.parse_time_window(text, TODAY)
+    assert window is not None and window.label == "last 7 days"
