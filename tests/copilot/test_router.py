@@ -758,3 +758,25 @@ def test_a_name_with_only_listing_words_lists_the_application() -> None:
 )  # fmt: skip
 def test_asking_whether_it_ever_happened_asks_for_past_incidents(question: str, tool: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # What was seen, and nothing asked: matched against past incidents...
+        ("java workers crash looping on one malformed kafka record, NPE in the deserializer",
+         "search_similar_incidents"),
+        ("checkout pods restarting every few minutes since the deploy, memory climbing steadily",
+         "search_similar_incidents"),
+        ("Replication lag grew to hours after we enabled the new audit trigger on the orders table",
+         "search_similar_incidents"),
+        ("The nightly export stopped writing files and the disk on the worker filled up",
+         "search_similar_incidents"),
+        # ...while a statement that asks, however it is typed, still asks for documents.
+        ("whats the play when replication lag keeps growing after a deploy", "search_knowledge"),
+        ("need the steps to rotate the signing key before it expires", "search_knowledge"),
+        ("failover procedure for the payments database cluster", "search_knowledge"),
+    ],
+)  # fmt: skip
+def test_a_statement_of_what_was_seen_asks_for_past_incidents(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

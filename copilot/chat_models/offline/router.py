@@ -345,6 +345,11 @@ def _decide(
         # happened is the ask, which past incidents answer, however close a document
         # on the topic reads.
         return "similar", f"{first} {p1:.2f}, but asks whether it ever happened"
+    if first == "knowledge" and not asked and _only_tells_what_happened(question):
+        # "Inserts into our biggest table fail on managed mysql, plenty of disk free":
+        # what was seen, and no ask at all. Past incidents are what it is matched
+        # against; a document needs something asked of it.
+        return "similar", f"knowledge {p1:.2f}, but only tells what happened"
     if first in {"similar", "knowledge"} and "by_application" in dict(guess.ranked):
         subject = _only_names_an_application(question, catalog)
         if subject:
@@ -564,6 +569,44 @@ _QUESTION_OPENING_RE = re.compile(
     r"(?:this|that|it|there|we|you|anyone|anybody)\b",
     re.IGNORECASE,
 )
+
+
+# What makes a message ask something: a question mark, an opening that asks or
+# requests, or asking words anywhere ("whats the play", "anything i should read").
+_ASKING_OPENING_RE = re.compile(
+    r"^\W*(?:(?:so|ok|okay|hey|hi|quick\s+(?:one|q\w*)|question|q)\W+)*(?:how|what|what'?s|why|"
+    r"which|who|whom|whose|when|where|whether|is|are|was|were|am|can|could|would|should|shall|"
+    r"will|do|does|did|has|have|had|any|anything|anyone|anybody|need|needs|want|looking|"
+    r"wondering|tell|show|give|list|explain|help|pls|please|recommend\w*|advice|guidance|tips?|"
+    r"ideas?|thoughts|steps|procedure|process|runbook|playbook|checklist|best|how-to|ever|"
+    r"docs?|documentation|find|search|get|pull|open|look\s+up|lookup)\b",
+    re.IGNORECASE,
+)
+_ASKING_WORDS_RE = re.compile(
+    r"\?|\b(?:what'?s|whats|what\s+(?:now|next|do|should|to\s+do|is|are)|how\s+(?:do|to|should|can)|"
+    r"any\s+(?:ideas?|advice|tips|docs?|runbooks?)|help|pls|please|advice|guidance|recommend\w*|"
+    r"should\s+(?:we|i)|anything\s+(?:i|we)\s+should|safe\s+to|need\s+(?:to|a|the)|"
+    r"want\s+(?:to|a|the)|looking\s+for|wondering|anyone\s+know|procedure|playbook|runbook|"
+    r"read\s+first)\b",
+    re.IGNORECASE,
+)
+# A message that tells of an event says what something did or does: a verb's -ed
+# or -ing form, or the words symptoms are told in.
+_TELLS_RE = re.compile(
+    r"\b\w{3,}(?:ed|ing)\b|\b(?:fail\w*|crash\w*|throw\w*|down|stuck|broke\w*|hung|hang\w*|"
+    r"spik\w*|time[sd]?\s*out|timeouts?|errors?|lost|deleted?|full|wrong)\b",
+    re.IGNORECASE,
+)
+
+
+def _only_tells_what_happened(question: str) -> bool:
+    """A statement of what was seen, six words or more, that asks nothing."""
+    return (
+        len(question.split()) >= 6
+        and not _ASKING_OPENING_RE.search(question)
+        and not _ASKING_WORDS_RE.search(question)
+        and bool(_TELLS_RE.search(question))
+    )
 
 
 def _is_request(question: str) -> bool:
