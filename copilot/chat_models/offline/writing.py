@@ -447,15 +447,12 @@ def _recurrence_answer(question: str, outcomes: list[ToolOutcome], state: Conver
     ]
     if not later:
         return f"I found no later incident like {focus.incident_id} ({focus.title})."
-    first = later[0]
-    parts = [
-        f"Yes. The closest later one is {_reference(first)}.",
-        "\n".join(_details(first)),
+    return _closest_and_others(
+        "Yes. The closest later one is",
+        later,
+        "Other later incidents like it",
         f"For comparison, the earlier one was **{focus.incident_id}** — {focus.title}.",
-    ]
-    if later[1:]:
-        parts.append("Other later incidents like it:\n" + "\n".join(_bullets(later[1:])))
-    return "\n\n".join(parts)
+    )
 
 
 def _around_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
@@ -472,11 +469,7 @@ def _around_answer(question: str, outcomes: list[ToolOutcome], state: Conversati
     when = f"{around.described()} **{focus.incident_id}** ({focus.occurred_at})"
     if not records:
         return f"I found no other incident like it {when}."
-    top, others = records[0], records[1:]
-    parts = [f"The closest match {when} is {_reference(top)}.", "\n".join(_details(top))]
-    if others:
-        parts.append("Others in that time:\n" + "\n".join(_bullets(others)))
-    return "\n\n".join(parts)
+    return _closest_and_others(f"The closest match {when} is", records, "Others in that time")
 
 
 def _similar_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
@@ -485,13 +478,17 @@ def _similar_answer(question: str, outcomes: list[ToolOutcome], state: Conversat
     records = [r for r in _incident_records(outcomes) if r.id != focus.incident_id]
     if not records:
         return f"I found no other incident like {focus.incident_id} ({focus.title})."
-    top, others = records[0], records[1:]
-    parts = [
-        f"The incident most like **{focus.incident_id}** is {_reference(top)}.",
-        "\n".join(_details(top)),
-    ]
-    if others:
-        parts.append("Also similar:\n" + "\n".join(_bullets(others)))
+    lead = f"The incident most like **{focus.incident_id}** is"
+    return _closest_and_others(lead, records, "Also similar")
+
+
+def _closest_and_others(lead: str, records: list[Record], others: str, *between: str) -> str:
+    """The closest record in full after `lead`, then any lines `between`, then the
+    rest as bullets under `others`."""
+    top = records[0]
+    parts = [f"{lead} {_reference(top)}.", "\n".join(_details(top)), *between]
+    if records[1:]:
+        parts.append(f"{others}:\n" + "\n".join(_bullets(records[1:])))
     return "\n\n".join(parts)
 
 
