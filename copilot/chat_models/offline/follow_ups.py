@@ -385,7 +385,7 @@ def selected_item(
         )
     # A whole word: "the CI one" is not about a "deCIsion" in some record's text,
     # but it is about "CircleCI" (a word of a compound name).
-    said = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+    said = _whole_word(name)
     for items in (focus, listed, seen):
         for fields in (lambda i: f"{i.title} {i.application}", lambda i: i.text):
             found = [item for item in items if said.search(_compounds_split(fields(item)))]
@@ -409,10 +409,14 @@ def _by_demonstrative(question: str, items: Sequence[Remembered]) -> Remembered 
     pointed = _DEMONSTRATIVE_NAME_RE.search(question)
     if pointed is None:
         return None
-    said = re.compile(rf"(?<![\w]){re.escape(pointed.group('name').lower())}(?![\w])")
+    said = _whole_word(pointed.group("name").lower())
     return next(
         (i for i in items if said.search(_compounds_split(f"{i.title} {i.application}"))), None
     )
+
+
+def _whole_word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 
 
 def _compounds_split(text: str) -> str:
