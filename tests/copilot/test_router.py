@@ -234,6 +234,9 @@ def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, 
         ("this settlement thing - who was accountable?", SECOND),
         # ...but only by a name a shown incident carries.
         ("this kind of thing, how long did it last?", FIRST),
+        # How much or which part of the same incident names none: "the full outage".
+        ("how long was the full outage?", FIRST),
+        ("when did the whole incident end?", FIRST),
         # Pointed at by its date, or by what happened in it.
         ("the September 2025 one: how long did it last?", SECOND),
         ("the second one, september 2025 - what kicked it off?", SECOND),
@@ -780,3 +783,15 @@ def test_asking_whether_it_ever_happened_asks_for_past_incidents(question: str, 
 )  # fmt: skip
 def test_a_statement_of_what_was_seen_asks_for_past_incidents(question: str, tool: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # The request, then what the asker is running: the document is still asked for.
+        "do we have a known issue writeup on rabbitmq quorum queues? we're on 3.12",
+        "Any runbook for a stuck schema migration? The table is 2 TB and replicas are lagging.",
+    ],
+)
+def test_a_document_asked_for_before_a_sentence_of_context_is_still_asked_for(question) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"

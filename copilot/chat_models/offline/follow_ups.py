@@ -341,9 +341,17 @@ def _names_one_shown(question: str, state: ConversationState) -> bool:
 def named_item(question: str) -> str:
     """ "the Mandrill one" → "Mandrill"; "" when no item is named."""
     named = _NAME_RE.search(question)
-    if named is None or named.group("name").lower() in _ORDINALS:
+    if named is None or named.group("name").lower() in _NOT_NAMES:
         return ""
     return named.group("name")
+
+
+# Words in a name's place that say how much or which of the same incident, not
+# which incident: "the full outage", "the whole incident", "the same one".
+_NOT_NAMES = frozenset(
+    {*_ORDINALS, "full", "whole", "entire", "actual", "initial", "original", "main", "total",
+     "overall", "complete", "same", "very", "real"}
+)  # fmt: skip
 
 
 def selected_item(

@@ -610,10 +610,21 @@ def _only_tells_what_happened(question: str) -> bool:
 
 
 def _is_request(question: str) -> bool:
-    last = last_sentence(question)
     if _OPENS_WITH_DOCUMENT_RE.search(question):
         return True  # "architecture of the settlement pipeline": a search box's request
-    return "?" in last or bool(_REQUEST_RE.search(last) or _QUESTION_OPENING_RE.search(last))
+    # The last sentence, or the one naming the document: "do we have a known issue
+    # writeup on consul streaming? we're on 1.10" asks, then tells.
+    naming = [s for s in _SENTENCE_END_RE.split(question) if document_asked(s)]
+    return any(_asks(sentence) for sentence in (last_sentence(question), *naming))
+
+
+def _asks(sentence: str) -> bool:
+    return "?" in sentence or bool(
+        _REQUEST_RE.search(sentence) or _QUESTION_OPENING_RE.search(sentence)
+    )
+
+
+_SENTENCE_END_RE = re.compile(r"(?<=[?!.])\s+")
 
 
 _OPENS_WITH_DOCUMENT_RE = re.compile(
