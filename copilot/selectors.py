@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -25,7 +26,7 @@ from copilot.models import (
     ReportScreenshot,
     ToolCall,
 )
-from incidentdesk.db import rows_select
+from incidentdesk.db import hnsw_ef_search_use, rows_select
 from incidentdesk.embeddings import embed_query_literal
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
@@ -52,6 +53,7 @@ def golden_example_list_nearest(
     writing the vector out again cost about 0.3 ms per answer.
     """
     table = GoldenExample._meta.db_table
+    hnsw_ef_search_use(settings.HNSW_EF_SEARCH)  # its HNSW index, as the connection's default
     with connection.cursor() as cursor:
         cursor.execute(
             f'SELECT "question", "answer", "embedding" <=> %s::vector AS distance FROM "{table}"'  # noqa: S608 - the table name is ours

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -10,6 +11,7 @@ from itertools import groupby
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Field, Index, Model
 
@@ -220,3 +222,28 @@ def declared_indexes_ensure(models: Iterable[type[Model]] | None = None) -> list
                 editor.execute(index.remove_sql(model, editor, concurrently=concurrently))
             editor.execute(index.create_sql(model, editor, concurrently=concurrently), None)
     return [str(index.name) for _, index in missing]
+
+
+# hnsw.ef_search each open connection has, when this process knows it; a
+# connection not in it has the one its options set (settings.HNSW_EF_SEARCH).
+# Keyed by the driver's connection, which the pool hands from thread to thread.
+_ef_search_of: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
+
+
+def hnsw_ef_search_use(ef_search: int) -> None:
+    """Make hnsw.ef_search `ef_search` for the statements this connection runs next.
+
+    Each statement that reads an HNSW index calls it first: a partial index
+    (incidents.vector_indexes) needs 200, every other scope the connection's
+    500. A SET is one more round trip, sent only when the value changes, so
+    searches of one kind in a row pay none. A SET inside a transaction is
+    undone by its rollback, so one made there is not remembered (the next
+    call sets it again).
+    """
+    connection.ensure_connection()
+    raw = connection.connection
+    if _ef_search_of.get(raw, settings.HNSW_EF_SEARCH) == ef_search:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET hnsw.ef_search = {int(ef_search):d}")
+    _ef_search_of[raw] = None if connection.in_atomic_block else ef_search

@@ -128,6 +128,11 @@ else:
 HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", 500, minimum=1)
 if HNSW_EF_SEARCH > 1000:
     raise ImproperlyConfigured(f"HNSW_EF_SEARCH must be at most 1000, got {HNSW_EF_SEARCH}")
+# Active incident versions from this many chunks get a partial HNSW index of
+# their own (incidents.vector_indexes). Below EXACT_SEARCH_MAX_CHUNKS (5000,
+# incidents.selectors) a search of the whole version is an exact scan and no
+# HNSW index is read, so a smaller version's index would only cost its build.
+PARTIAL_HNSW_MIN_CHUNKS = env_int("PARTIAL_HNSW_MIN_CHUNKS", 5000, minimum=1)
 _database.setdefault("OPTIONS", {})["options"] = (
     f"-c hnsw.ef_search={HNSW_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
 )
@@ -199,6 +204,11 @@ CELERY_TASK_DEFAULT_QUEUE = _supervisor.celery_queue
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Periodic jobs, for deployments that run `celery -A incidentdesk beat`.
 CELERY_BEAT_SCHEDULE = {
+    # Activation queues it too; this catches a message lost on the way.
+    "sync-partial-vector-indexes": {
+        "task": "incidents.tasks.partial_indexes_sync_task",
+        "schedule": 3600,
+    },
     "purge-deleted-conversations": {
         "task": "copilot.tasks.conversation_purge_deleted_task",
         "schedule": 24 * 3600,

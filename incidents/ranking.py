@@ -10,18 +10,19 @@ chunk tables only by their columns (`text`, `search_vector`, `embedding`,
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
-from incidentdesk.db import rows_select
+from incidentdesk.db import hnsw_ef_search_use, rows_select
 from incidentdesk.embeddings import embed_query_literal, query_literal_known
 from incidentdesk.stages import stage, submit_staged
 from incidents.caching import TimedCache
@@ -205,18 +206,39 @@ class ChunkScope:
 
     model: type[Any]
     where: tuple[str, list[Any]] | None
+    # hnsw.ef_search for its vector statement; None: the connection's
+    # (settings.HNSW_EF_SEARCH). Set where `where` reaches a partial index.
+    ef_search: int | None = None
 
     @classmethod
     def of(cls, chunks: QuerySet[Any]) -> ChunkScope:
         return cls(chunks.model, _scope_where(chunks))
 
     @classmethod
-    def in_versions(cls, model: type[Any], version_ids: Sequence[int]) -> ChunkScope:
+    def in_versions(
+        cls,
+        model: type[Any],
+        version_ids: Sequence[int],
+        *,
+        indexed: Collection[int] = (),
+        indexed_ef_search: int | None = None,
+    ) -> ChunkScope:
         """`of(model.objects.filter(version_id__in=version_ids))`, the same SQL
         written directly: every unfiltered search asks for it, and building and
-        compiling the QuerySet cost ~1 ms of a 30 ms search (cProfile)."""
+        compiling the QuerySet cost ~1 ms of a 30 ms search (cProfile).
+
+        `indexed`: versions with a partial HNSW index of their own
+        (`WHERE version_id = <id>`, incidents.vector_indexes). One of them
+        alone is written as a literal: the planner matches a partial index's
+        predicate only against constants, and a prepared statement's generic
+        plan sees `$1`. The id is an integer from our own database (%d), never
+        user input. Its statement runs at `indexed_ef_search`.
+        """
         if not version_ids:
             return cls(model, None)  # what the ORM's EmptyResultSet means
+        if len(version_ids) == 1 and version_ids[0] in indexed:
+            literal = f'"{model._meta.db_table}"."version_id" = {int(version_ids[0]):d}'
+            return cls(model, (literal, []), ef_search=indexed_ef_search)
         placeholders = ", ".join(["%s"] * len(version_ids))
         where = f'"{model._meta.db_table}"."version_id" IN ({placeholders})'
         return cls(model, (where, list(version_ids)))
@@ -361,6 +383,27 @@ def _fused_winners(
     list first); then the best `limit` parents with their winning chunk's text
     and how many of `terms` (lexemes) their chunks hold (`_covered_sql`).
     """
+    sql, params = _fused_winners_sql(scope, parent_field, vector_literal, exact, text_hits, limit,
+                                     terms=terms)  # fmt: skip
+    parent_model = scope.model._meta.get_field(parent_field).related_model
+    if not exact:  # an exact scan reads no HNSW index
+        hnsw_ef_search_use(scope.ef_search or settings.HNSW_EF_SEARCH)
+    # rows_select, not raw(): raw() matched the columns to fields at every search.
+    rows = rows_select(parent_model, sql, params, extra=_WINNER_COLUMNS)
+    return [RankedParent(row, row.fused_score, row.winning_text, row.covered) for row in rows]
+
+
+def _fused_winners_sql(
+    scope: ChunkScope,
+    parent_field: str,
+    vector_literal: str,
+    exact: bool,
+    text_hits: list[tuple[int, int, float]],
+    limit: int,
+    *,
+    terms: Sequence[str] = (),
+) -> tuple[str, list[Any]]:
+    """`_fused_winners`' statement and its parameters."""
     where, params = scope.where or ("FALSE", [])
     model = scope.model
     parent_table = model._meta.get_field(parent_field).related_model._meta.db_table
@@ -390,15 +433,7 @@ def _fused_winners(
     parents = [hit[0] for hit in text_hits]
     chunk_ids = [hit[1] for hit in text_hits]
     text_scores = [float(hit[2]) for hit in text_hits]
-    parent_model = model._meta.get_field(parent_field).related_model
-    # rows_select, not raw(): raw() matched the columns to fields at every search.
-    rows = rows_select(
-        parent_model,
-        sql,
-        [vector_literal, *params, parents, chunk_ids, text_scores, limit, list(terms)],
-        extra=_WINNER_COLUMNS,
-    )
-    return [RankedParent(row, row.fused_score, row.winning_text, row.covered) for row in rows]
+    return sql, [vector_literal, *params, parents, chunk_ids, text_scores, limit, list(terms)]
 
 
 _WINNER_COLUMNS = ("fused_score", "winning_text", "covered")  # after p.* in _fused_winners
@@ -482,6 +517,7 @@ def chunks_best_similarity(chunks: QuerySet[Any], query: str) -> float:
         f"SELECT {INDEXED_DISTANCE} AS distance"  # noqa: S608 - names are ours, values are parameters
         f' FROM "{chunks.model._meta.db_table}" WHERE {where} ORDER BY distance LIMIT 1'
     )
+    hnsw_ef_search_use(settings.HNSW_EF_SEARCH)
     rows = fetch_rows(nearest, [embed_query_literal(query), *params])
     return 1.0 - float(rows[0][0]) if rows else 0.0
 
@@ -533,7 +569,8 @@ def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     """Rows of one candidate query.
 
     hnsw.ef_search and hnsw.iterative_scan are set once per connection
-    (settings.DATABASES OPTIONS), so the index path costs one round trip.
+    (settings.DATABASES OPTIONS), so the index path costs one round trip
+    (ef_search changes only for a partial index: `hnsw_ef_search_use`).
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

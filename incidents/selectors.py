@@ -44,6 +44,11 @@ from incidents.ranking import (
     forget_term_frequencies,
 )
 from incidents.rendering import incident_data, incidents_text
+from incidents.vector_indexes import (
+    PARTIAL_INDEX_EF_SEARCH,
+    forget_partial_indexes,
+    partial_index_versions,
+)
 
 # Filtered sets this small are ranked exactly: a scan of a few thousand
 # vectors is cheaper than HNSW, and recall is 1.
@@ -92,6 +97,7 @@ def forget_cached_scopes() -> None:
     _active_cache.clear()
     _catalog_cache.clear()
     forget_term_frequencies()
+    forget_partial_indexes()
     _topic_cache.clear()
 
 
@@ -600,12 +606,19 @@ def _filtered_chunks(
     graph for a handful of rows.
     """
     if not is_filtered:
-        # The whole scope, its SQL written without the ORM (ChunkScope.in_versions).
-        whole = ChunkScope.in_versions(IncidentChunk, scope_version_ids(version))
         # A small scope is ranked exactly: beside a large staged version, a
         # filtered HNSW walk visits thousands of other versions' nodes
         # (measured: 127 ms for 100 demo chunks beside 60k others); a scan is < 2 ms.
-        return whole, scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS
+        small = scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS
+        # The whole scope, its SQL written without the ORM (ChunkScope.in_versions);
+        # a large one version with a partial HNSW index reads it (vector_indexes).
+        whole = ChunkScope.in_versions(
+            IncidentChunk,
+            scope_version_ids(version),
+            indexed=() if small else partial_index_versions(),
+            indexed_ef_search=PARTIAL_INDEX_EF_SEARCH,
+        )
+        return whole, small
     chunks = chunk_scope(version)
     if scope_chunk_count(version) <= EXACT_SEARCH_MAX_CHUNKS:
         return chunks.filter(incident__in=incidents), True

@@ -115,6 +115,7 @@ def dataset_version_activate(*, version: DatasetVersion) -> DatasetVersion:
     dataset_version_refresh_counts(version=target)
     forget_active_versions()  # this process sees the change at once,
     transaction.on_commit(forget_active_versions)  # and again once committed
+    _partial_indexes_sync_on_commit()
     return target
 
 
@@ -127,7 +128,18 @@ def dataset_version_archive(*, version: DatasetVersion) -> DatasetVersion:
     version.save(update_fields=["status"])
     forget_active_versions()
     transaction.on_commit(forget_active_versions)
+    _partial_indexes_sync_on_commit()
     return version
+
+
+def _partial_indexes_sync_on_commit() -> None:
+    """Queue the partial HNSW indexes' sync (incidents.vector_indexes) once the
+    change commits: their build takes minutes and cannot run in a transaction.
+    `robust`: a broker that is down must not undo the activation; search reads
+    the full index until the next sync (hourly, start-up) builds it."""
+    from incidents.tasks import partial_indexes_sync_task  # a real cycle: tasks call services
+
+    transaction.on_commit(lambda: partial_indexes_sync_task.delay(), robust=True)
 
 
 def dataset_version_rollback(*, dataset: Dataset) -> DatasetVersion:

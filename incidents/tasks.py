@@ -9,6 +9,7 @@ from celery import current_app, shared_task
 from incidents.importing import CONNECTION_ERRORS
 from incidents.models import ImportJob
 from incidents.services import import_job_run_now
+from incidents.vector_indexes import partial_indexes_sync
 
 UNFINISHED = {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
 
@@ -38,6 +39,22 @@ def import_job_run(job_id: int) -> str:
     if job.status not in UNFINISHED:
         return job.status  # already finished (redelivered after the ack was lost)
     return import_job_run_now(job=job).status
+
+
+# One queued after every activation and archiving (incidents.services); a build
+# takes minutes at 100k incidents, so it runs here, never in a request. A failed
+# build has dropped what it left; the retry builds it again.
+@shared_task(
+    autoretry_for=(Exception,),
+    retry_backoff=30,
+    retry_jitter=False,
+    max_retries=3,
+    acks_late=True,
+)
+def partial_indexes_sync_task() -> dict[str, list[str]]:
+    """Build the active versions' partial HNSW indexes, drop stale ones."""
+    built, dropped = partial_indexes_sync()
+    return {"built": built, "dropped": dropped}
 
 
 def import_job_ids_waiting() -> set[int]:

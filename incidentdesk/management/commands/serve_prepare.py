@@ -52,6 +52,7 @@ class Command(BaseCommand):
         """
         for name in declared_indexes_ensure():
             self.stdout.write(f"Rebuilt the missing index {name}")
+        self.partial_indexes_queue()
         if conversations := agent_run_fail_interrupted():
             conversation_claims_release(conversation_ids=conversations)
             self.stdout.write(f"Marked {len(conversations)} interrupted answer(s) as failed")
@@ -61,3 +62,12 @@ class Command(BaseCommand):
             self.stdout.write(f"Stopped counting {sockets} socket(s) of a dead process")
         if jobs := import_job_requeue_interrupted():
             self.stdout.write(f"Queued {len(jobs)} interrupted import job(s) again")
+
+    def partial_indexes_queue(self) -> None:
+        """Queue the partial HNSW indexes' sync (incidents.vector_indexes): one
+        a crash cut short is invalid, and a version activated while the broker
+        was down has none yet. The worker builds them; search reads the full
+        index meanwhile."""
+        from incidents.tasks import partial_indexes_sync_task
+
+        partial_indexes_sync_task.delay()
