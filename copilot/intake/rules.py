@@ -114,10 +114,28 @@ class TurnDecision:
 
 
 def is_question(text: str) -> bool:
-    """A question mark, or a sentence or last clause that opens as a question:
-    "ddos hitting our edge right now, what's the procedure" asks what to do."""
+    """A question mark, a sentence or last clause that opens as a question ("ddos
+    hitting our edge right now, what's the procedure"), or an ask for what to do
+    anywhere in it ("if someone announces our prefixes whats the play")."""
     last_clause = _LAST_CLAUSE_RE.split(text.strip())[-1]
-    return "?" in text or any(_QUESTION_START_RE.search(part) for part in (text, last_clause))
+    return (
+        "?" in text
+        or any(_QUESTION_START_RE.search(part) for part in (text, last_clause))
+        or bool(_ASKS_WHAT_TO_DO_RE.search(text))
+    )
+
+
+_ASKS_WHAT_TO_DO_RE = _any(
+    r"\bwhat(?:'?s|\s+is)\s+the\s+(?:play|drill|procedure|process|plan|runbook|playbook|"
+    r"standard\s+(?:response|procedure))\b",
+    r"\bwhat\s+(?:now|next|do\s+(?:we|i)\s+do|should\s+(?:we|i)\s+do)\b",
+)
+# "If someone starts announcing our prefixes tonight…", "in case the primary dies…":
+# what might happen, which nobody is reporting.
+_HYPOTHETICAL_RE = _any(
+    r"^\W*(?:(?:so|ok|okay|hey|q)\W+)?(?:if|in\s+case|suppose|supposing|imagine|hypothetically|"
+    r"what\s+if|say)\b"
+)
 
 
 # Where a message's last clause starts: after a sentence's end, a comma or a dash.
@@ -220,7 +238,7 @@ def _by_intent(
 def _reads_as_ongoing(text: str, *, model_reads_report: bool) -> bool:
     """A statement, not a question, that says it is happening now."""
     now = _ONGOING_RE.search(text) or (model_reads_report and _STARTED_AT_RE.search(text))
-    return not is_question(text) and bool(now)
+    return not is_question(text) and not _HYPOTHETICAL_RE.search(text) and bool(now)
 
 
 def _looks_like_a_report(text: str) -> bool:

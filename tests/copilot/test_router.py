@@ -502,6 +502,9 @@ def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
         ("reconnect storm hammering the db after a deploy. help", "search_knowledge"),
         ("all waf nodes pegged at 100% cpu since the new ruleset. ideas?", "search_knowledge"),
         ("settlement report is missing rows again, what now?", "search_knowledge"),
+        # ...whatever time it names.
+        ("if someone starts announcing our prefixes tonight whats the play", "search_knowledge"),
+        ("primary failed over twice since yesterday, what do we do", "search_knowledge"),
         # An ask for the first thing to check opens the question the same way.
         ("first thing to check when checkout latency spikes after a deploy", "search_knowledge"),
         # ...and one closed by "seen this?" for past incidents.

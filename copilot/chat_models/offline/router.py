@@ -330,15 +330,16 @@ def _decide(
         # "Leap second coming up, anything to watch for?": how to get ready is what
         # runbooks and known issues say (the past fixes come with them).
         return "knowledge", f"{first} {p1:.2f}, but asks what to prepare for or learn"
-    if first in {"similar", "knowledge"} and (
+    if first in {"similar", "knowledge", "recent"} and (
         _pleads_what_to_do(question)
+        or _ENDS_ASKING_WHAT_TO_DO_RE.search(question)
         or _OPENS_WITH_ASK_RE.search(question)
         or _asks_what_we_do(last_sentence(question))
         or _asks_why_alone(question)
     ):
         # "<symptom>. help" / "…, what now?": the last clause is the ask, and it asks
         # what to do, which documents answer (the past fixes come with them), however
-        # close a past incident reads.
+        # close a past incident reads, or whatever time it names ("tonight").
         return "knowledge", f"{first} {p1:.2f}, but the last words ask what to do"
     if first in {"similar", "knowledge"} and _ASKS_IF_IT_HAPPENED_RE.search(question) and not asked:
         # "Has a durability setting ever lost transactions in a failover?": whether it
@@ -546,6 +547,13 @@ _WHY_ALONE_RE = re.compile(
     re.IGNORECASE,
 )
 # Opening with what to do, the symptom after it ("what do I check first when…").
+# The same asks closing a message without a clause of their own: "if someone starts
+# announcing our prefixes tonight whats the play".
+_ENDS_ASKING_WHAT_TO_DO_RE = re.compile(
+    r"\b(?:what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|process|standard\s+response)|"
+    r"what\s+now|now\s+what|what\s+(?:do|should|can)\s+(?:i|we)\s+do(?:\s+now)?)[\s?!.]*$",
+    re.IGNORECASE,
+)
 _OPENS_WITH_ASK_RE = re.compile(rf"^\W*(?:{qp.WHAT_TO_DO_ASKS})\b", re.IGNORECASE)
 
 

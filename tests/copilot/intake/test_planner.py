@@ -76,6 +76,21 @@ def test_every_evaluation_question_stays_with_the_agent(eval_dir: Path) -> None:
     assert stolen == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # What might happen, however much it says "tonight", is nobody's report...
+        "if the primary database dies tonight during the migration, what do we do",
+        "in case our cert expires this morning before renewal kicks in - which runbook",
+        "if the primary database dies tonight we lose every queued payout",
+        # ...and an ask for what to do anywhere in a message makes it a question.
+        "someone announcing our prefixes tonight whats the play",
+    ],
+)
+def test_a_hypothetical_or_an_ask_for_what_to_do_is_no_report(text: str) -> None:
+    assert kind(text) == "query_past"
+
+
 @pytest.mark.parametrize("report", REPORTS)
 def test_reports_are_new_incidents(report: str) -> None:
     assert kind(report) == "new_incident"
