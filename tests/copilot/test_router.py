@@ -365,6 +365,11 @@ WRAPAROUND = RememberedDocument(
      ("which outage had vacuum fall behind for days until writes stopped?",
       [("search_similar_incidents",
         {"query": "vacuum fall behind days until writes stopped", "limit": 5})]),
+     # A story of the document's subject, pointed at ("that limit"): both.
+     ("Did that wraparound cause a production outage somewhere?",
+      [("search_similar_incidents",
+        {"query": "wraparound cause production somewhere PostgreSQL transaction ID "
+                  "wraparound protection", "limit": 5})]),
      # Documents asked for: documents.
      ("is there a runbook for that?",
       [("search_knowledge",

@@ -208,12 +208,15 @@ def incidents_of_documents(question: str, state: ConversationState) -> list[Rout
     own = _own_subject(_OCCURRED_RE.sub(" ", question))
     if len(own.split()) >= OWN_STORY_WORDS:
         # "Which outage had the status page stuck green for hours?" tells the story
-        # it wants; the document only said who owns the comms.
-        subject = own
+        # it wants; the document only said who owns the comms. "Did that limit
+        # cause a production outage?" tells it of the document's subject.
+        subject = f"{own} {subject}" if _POINTS_AT_IT_RE.search(question) else own
     limit = DEFAULT_LIMITS["search_similar_incidents"]
     return [Route("search_similar_incidents", {"query": subject, "limit": limit}, "its incidents")]
 
 
+# "that limit", "this setting", "behind it": the document's subject, pointed at.
+_POINTS_AT_IT_RE = re.compile(r"\b(?:that|this|these|those)\s+\w+|\b(?:it|its|they|them)\b", re.I)
 # Words of its own from which a question after documents describes the incident it
 # wants, rather than asking whether the documents' subject ever happened.
 OWN_STORY_WORDS = 4
