@@ -803,3 +803,20 @@ def test_a_statement_of_what_was_seen_asks_for_past_incidents(question: str, too
 )
 def test_a_document_asked_for_before_a_sentence_of_context_is_still_asked_for(question) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # How it is prevented is what architecture notes and runbooks say...
+        ("What should we have had in place so one bad feature flag could not reach every region?",
+         "search_knowledge"),
+        ("how could we avoid a cert rotation taking down every service at once?",
+         "search_knowledge"),
+        # ...while how they prevented it is part of an incident's story.
+        ("Which outage did they only stop by pulling the power, and how did they prevent a repeat?",
+         "search_similar_incidents"),
+    ],
+)  # fmt: skip
+def test_asking_how_it_is_prevented_asks_for_documents(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

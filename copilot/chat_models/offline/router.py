@@ -515,7 +515,12 @@ _PREPARES_RE = re.compile(
     r"(?:out\s+)?for\b|\bgotchas?\b|\bprecautions?\b|\bpitfalls?\b|"
     r"\bhow\s+(?:do|should|can)\s+(?:i|we)\s+prepare\b|\bwhat\s+could\s+go\s+wrong\b|"
     r"\b(?:the\s+)?safe(?:st)?\s+way\s+to\b|\bis\s+it\s+safe\s+to\b|\bbest\s+practices?\b|"
-    r"\blessons?\s+(?:learned|learnt)\b|\btakeaways?\b",
+    r"\blessons?\s+(?:learned|learnt)\b|\btakeaways?\b|"
+    # How it is prevented: "what should we have had in place to stop…", "how could
+    # we have prevented…", "what would avoid…".
+    r"\bwhat\s+(?:should|could|would)\s+(?:we|i|they|you)\s+have\s+(?:had|done|put)\b|"
+    r"\b(?:how|what)\s+(?:do|does|can|could|should|would|to|is\s+the\s+best\s+way\s+to)\b"
+    r"[^.?!]{0,30}\b(?:prevent\w*|avoid\w*)\b",
     re.IGNORECASE,
 )
 # A closing plea for what to do: the whole of a message's last clause.
