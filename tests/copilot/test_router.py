@@ -820,3 +820,15 @@ def test_a_document_asked_for_before_a_sentence_of_context_is_still_asked_for(qu
 )  # fmt: skip
 def test_asking_how_it_is_prevented_asks_for_documents(question: str, tool: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # What the list is for, or how often it failed, is nothing to search for.
+        "need the settlement & reporting incidents for the quarterly review",
+        "settlement & reporting - how many times has it gone down?",
+    ],
+)
+def test_a_listing_for_a_purpose_or_counting_failures_is_a_listing(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "get_incidents_by_application"

@@ -704,8 +704,25 @@ def _names_one_event(question: str, mention: qp.ApplicationMention) -> bool:
 
 
 def _words_beside(question: str, mention: qp.ApplicationMention) -> int:
-    """Content words of the question besides the application's name."""
-    return len(_subject_words(" ".join(_without_name(question, mention))).split())
+    """Content words of the question besides the application's name, and besides
+    what the list is for ("for the broker review") or how often it failed ("how
+    many times has it gone down?"): neither is anything to search for."""
+    asked = _HOW_OFTEN_DOWN_RE.sub(" ", _PURPOSE_RE.sub(" ", question))
+    return len(_subject_words(" ".join(_without_name(asked, mention))).split())
+
+
+_PURPOSE_RE = re.compile(
+    r"\bfor\s+(?:the|our|my|a|an|this|next|tomorrow'?s)?\s*(?:[\w-]+\s+){0,2}?"
+    r"(?:review|report|meeting|retro\w*|audit|deck|slides?|summary|qbr|board|boss|manager|"
+    r"leadership|execs?|post-?mortem|write-?up|handover|hand-off)\b",
+    re.IGNORECASE,
+)
+_HOW_OFTEN_DOWN_RE = re.compile(
+    r"\bhow\s+(?:many\s+times|often)\s+(?:has|have|did|does|do|is|was)\s+(?:it|they|that|this)\s+"
+    r"(?:gone|go|went|been|broken|broke|failed|fail|crashed|had\s+(?:an?\s+)?(?:outages?|incidents?))"
+    r"(?:\s+down)?\b",
+    re.IGNORECASE,
+)
 
 
 def _without_name(question: str, mention: qp.ApplicationMention) -> list[str]:
