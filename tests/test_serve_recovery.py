@@ -4,6 +4,7 @@ periodic check (`manage.py recover`) repairs while they run."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import socket
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from incidentdesk import owners
 from incidentdesk.celery import app
 from incidentdesk.management.commands.serve_prepare import Command
 from incidents.models import ImportJob
-from incidents.tasks import import_job_ids_waiting
+from incidents.tasks import import_job_ids_waiting, import_job_run, partial_indexes_sync_task
 from tests.factories import (
     AgentRunFactory,
     ConversationFactory,
@@ -49,6 +50,13 @@ def queue() -> Iterator[str]:
 def queued_messages(queue: str) -> int:
     with app.connection_for_write() as conn:
         return int(conn.default_channel.client.llen(queue))
+
+
+def queued_tasks(queue: str) -> list[str]:
+    """The task name of each message waiting on `queue`."""
+    with app.connection_for_write() as conn:
+        raw = conn.default_channel.client.lrange(queue, 0, -1)
+    return [json.loads(message)["headers"]["task"] for message in raw]
 
 
 def recover() -> str:
@@ -78,7 +86,10 @@ def test_import_jobs_a_crash_left_unfinished_are_queued_again(queue: str) -> Non
         ImportJobFactory(version=version, status=status)
 
     assert "Queued 2 interrupted import job(s) again" in recover()
-    assert queued_messages(queue) == 2
+    tasks = queued_tasks(queue)
+    # Start-up also queues the partial HNSW indexes' sync (incidents.vector_indexes).
+    assert tasks.count(import_job_run.name) == 2
+    assert tasks.count(partial_indexes_sync_task.name) == 1
 
 
 def dead_owner() -> str:

@@ -13,6 +13,7 @@ from copilot.chat_models.offline.intents import intent_model
 from copilot.services import agent_run_fail_interrupted
 from incidentdesk.db import declared_indexes_ensure
 from incidents.services import import_job_requeue_interrupted
+from incidents.tasks import partial_indexes_sync_task
 
 
 class Command(BaseCommand):
@@ -68,6 +69,4 @@ class Command(BaseCommand):
         a crash cut short is invalid, and a version activated while the broker
         was down has none yet. The worker builds them; search reads the full
         index meanwhile."""
-        from incidents.tasks import partial_indexes_sync_task
-
         partial_indexes_sync_task.delay()
