@@ -320,9 +320,8 @@ def chunks_hybrid_rank(
         table = scope.model._meta.db_table
         depth, terms = max(wanted, RERANK_DEPTH), rare_terms(query, table, versions)
     with stage("vector query with winners"):
-        ranked = _fused_winners(
-            scope, parent_field, vector_literal, exact, text_hits, depth, terms=terms
-        )
+        fusion = Fusion(scope, parent_field, vector_literal, text_hits, depth, exact, terms)
+        ranked = _fused_winners(fusion)
     if covering_first:
         ranked = _covering_first(ranked)[:wanted]
     return _reviewed_first(ranked, limit) if reports_last else ranked
@@ -361,16 +360,22 @@ def _covering_first(ranked: list[RankedParent]) -> list[RankedParent]:
     return sorted(head, key=lambda hit: hit.score, reverse=True) + [rescored(h, 0) for h in rest]
 
 
-def _fused_winners(
-    scope: ChunkScope,
-    parent_field: str,
-    vector_literal: str,
-    exact: bool,
-    text_hits: list[tuple[int, int, float]],
-    limit: int,
-    *,
-    terms: Sequence[str] = (),
-) -> list[RankedParent]:
+@dataclass(frozen=True)
+class Fusion:
+    """What one fused search is given (`_fused_winners`): where to look, the
+    query's embedding and full-text hits, how many parents to return, whether
+    to scan exactly, and the lexemes whose coverage is counted."""
+
+    scope: ChunkScope
+    parent_field: str
+    vector_literal: str
+    text_hits: list[tuple[int, int, float]]
+    limit: int
+    exact: bool = False
+    terms: Sequence[str] = ()
+
+
+def _fused_winners(fusion: Fusion) -> list[RankedParent]:
     """The vector candidates fused with `text_hits` and the winners' rows, in
     one statement: the only round trip left once the embedding is known.
 
@@ -383,32 +388,23 @@ def _fused_winners(
     list first); then the best `limit` parents with their winning chunk's text
     and how many of `terms` (lexemes) their chunks hold (`_covered_sql`).
     """
-    sql, params = _fused_winners_sql(scope, parent_field, vector_literal, exact, text_hits, limit,
-                                     terms=terms)  # fmt: skip
-    parent_model = scope.model._meta.get_field(parent_field).related_model
-    if not exact:  # an exact scan reads no HNSW index
+    sql, params = _fused_winners_sql(fusion)
+    scope = fusion.scope
+    parent_model = scope.model._meta.get_field(fusion.parent_field).related_model
+    if not fusion.exact:  # an exact scan reads no HNSW index
         hnsw_ef_search_use(scope.ef_search or settings.HNSW_EF_SEARCH)
     # rows_select, not raw(): raw() matched the columns to fields at every search.
     rows = rows_select(parent_model, sql, params, extra=_WINNER_COLUMNS)
     return [RankedParent(row, row.fused_score, row.winning_text, row.covered) for row in rows]
 
 
-def _fused_winners_sql(
-    scope: ChunkScope,
-    parent_field: str,
-    vector_literal: str,
-    exact: bool,
-    text_hits: list[tuple[int, int, float]],
-    limit: int,
-    *,
-    terms: Sequence[str] = (),
-) -> tuple[str, list[Any]]:
+def _fused_winners_sql(fusion: Fusion) -> tuple[str, list[Any]]:
     """`_fused_winners`' statement and its parameters."""
-    where, params = scope.where or ("FALSE", [])
-    model = scope.model
+    where, params = fusion.scope.where or ("FALSE", [])
+    model, parent_field = fusion.scope.model, fusion.parent_field
     parent_table = model._meta.get_field(parent_field).related_model._meta.db_table
     sql = (
-        f"WITH nearest AS MATERIALIZED ({_nearest_sql(model, parent_field, where, exact)}),"  # noqa: S608 - names are ours, values are parameters
+        f"WITH nearest AS MATERIALIZED ({_nearest_sql(model, parent_field, where, fusion.exact)}),"  # noqa: S608 - names are ours, values are parameters
         " vector AS (SELECT DISTINCT ON (parent_id) parent_id, chunk_id, position AS rank,"
         " 1 - distance AS score FROM (SELECT parent_id, chunk_id, distance,"
         " row_number() OVER (ORDER BY distance, returned) AS position FROM nearest) AS sorted"
@@ -430,10 +426,13 @@ def _fused_winners_sql(
         f' JOIN "{model._meta.db_table}" c ON c."id" = f.chunk_id'
         f' JOIN "{parent_table}" p ON p."id" = f.parent_id ORDER BY f.score DESC, f.listed'
     )
-    parents = [hit[0] for hit in text_hits]
-    chunk_ids = [hit[1] for hit in text_hits]
-    text_scores = [float(hit[2]) for hit in text_hits]
-    return sql, [vector_literal, *params, parents, chunk_ids, text_scores, limit, list(terms)]
+    hits = fusion.text_hits  # as three arrays: parents, chunks, scores
+    text_columns = [
+        [hit[0] for hit in hits],
+        [hit[1] for hit in hits],
+        [float(hit[2]) for hit in hits],
+    ]
+    return sql, [fusion.vector_literal, *params, *text_columns, fusion.limit, list(fusion.terms)]
 
 
 _WINNER_COLUMNS = ("fused_score", "winning_text", "covered")  # after p.* in _fused_winners

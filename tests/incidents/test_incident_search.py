@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.ranking import ChunkScope, _fused_winners, _text_candidates
+from incidents.ranking import ChunkScope, Fusion, _fused_winners, _text_candidates
 from incidents.selectors import incident_search_similar, scope_version_ids
 from incidents.services import dataset_version_activate
 from tests.factories import (
@@ -55,7 +55,7 @@ def test_the_vector_query_of_search_reaches_the_hnsw_index(two_incidents: Datase
     with CaptureQueriesContext(connection) as captured:
         scope = ChunkScope.of(IncidentChunk.objects.all())
         vector = str([0.05] * 384)
-        _fused_winners(scope, "incident", vector, exact=False, text_hits=[], limit=5)
+        _fused_winners(Fusion(scope, "incident", vector, [], 5))
     statement = captured.captured_queries[-1]["sql"]
     with connection.cursor() as cursor:
         # Two rows make a sequential scan cheaper; forbid it to see the plan

@@ -3,7 +3,6 @@ on the real PostgreSQL: built, dropped, read by search's own vector statement.""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from incidentdesk.db import declared_indexes_ensure
 from incidentdesk.embeddings import embed_query_literal
 from incidents import selectors
 from incidents.models import DatasetVersion, IncidentChunk
-from incidents.ranking import ChunkScope, _fused_winners_sql
+from incidents.ranking import ChunkScope, Fusion, _fused_winners_sql
 from incidents.services import dataset_version_activate, dataset_version_archive
 from incidents.vector_indexes import (
     PARTIAL_INDEX_EF_SEARCH,
@@ -26,6 +25,7 @@ from incidents.vector_indexes import (
 )
 from tests.celery_worker import celery_worker
 from tests.factories import incident_row, incidents_import
+from tests.processes import wait_until
 from tests.test_celery import worker_database_url
 
 WAIT_SECONDS = 120  # an upper bound for a slow machine, not a speed assertion
@@ -172,7 +172,7 @@ def _whole_scope(monkeypatch: pytest.MonkeyPatch) -> ChunkScope:
 def _explain_generic(scope: ChunkScope) -> str:
     """EXPLAIN of search's vector statement as a prepared statement's generic
     plan sees it ($n parameters), on a table too small to prefer an index."""
-    sql, _ = _fused_winners_sql(scope, "incident", embed_query_literal(QUESTIONS[0]), False, [], 5)
+    sql, _ = _fused_winners_sql(Fusion(scope, "incident", embed_query_literal(QUESTIONS[0]), [], 5))
     numbered = sql
     for n in range(1, sql.count("%s") + 1):
         numbered = numbered.replace("%s", f"${n}", 1)
@@ -234,19 +234,12 @@ def test_activation_queues_the_build_and_archiving_the_drop(tmp_path: Path) -> N
             staged = incidents_import(tmp_path / "rows.jsonl", _rows())
             name = partial_index_name(staged.pk)
             dataset_version_activate(version=staged)
-            _wait_for(lambda: _partial_indexes() == {name: True}, "the partial index built")
+            wait_until(
+                lambda: _partial_indexes() == {name: True}, "the partial index build", WAIT_SECONDS
+            )
             dataset_version_archive(version=staged)
-            _wait_for(lambda: _partial_indexes() == {}, "the partial index dropped")
+            wait_until(lambda: _partial_indexes() == {}, "the partial index drop", WAIT_SECONDS)
         finally:
             if name and _partial_indexes():
                 DatasetVersion.objects.update(status="archived")
                 partial_indexes_sync()
-
-
-def _wait_for(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"not {what} after {WAIT_SECONDS}s")

@@ -12,6 +12,7 @@ from incidents.ranking import (
     EXACT_DISTANCE,
     VECTOR_WEIGHT,
     ChunkScope,
+    Fusion,
     RankedParent,
     _covering_first,
     _fused_winners,
@@ -96,7 +97,7 @@ def test_the_sql_fusion_matches_score_fusion(six_incidents: DatasetVersion) -> N
     text_hits = [(p, c, 1.0 / (i + 1)) for i, (p, c) in enumerate(reversed(farthest.items()))][:4]
     scope = ChunkScope.in_versions(IncidentChunk, [six_incidents.pk])
 
-    fused = _fused_winners(scope, "incident", literal, True, text_hits, limit=5)
+    fused = _fused_winners(Fusion(scope, "incident", literal, text_hits, 5, exact=True))
 
     expected = plain_fusion(vector_hits, text_hits)[:5]
     assert [r.parent.pk for r in fused] == [p for p, _, _ in expected]
@@ -113,7 +114,7 @@ def test_a_clear_full_text_winner_outweighs_the_vector_runner_up(
     (and the vector list's first won); by scores the clear full-text winner does."""
     literal = embed_query_literal("forbidden after rotating the merchant api key")
     scope = ChunkScope.in_versions(IncidentChunk, [six_incidents.pk])
-    by_vector = _fused_winners(scope, "incident", literal, True, [], limit=6)
+    by_vector = _fused_winners(Fusion(scope, "incident", literal, [], 6, exact=True))
     first, second, last = by_vector[0].parent, by_vector[1].parent, by_vector[-1].parent
 
     def chunk_of(incident: object) -> int:
@@ -121,7 +122,7 @@ def test_a_clear_full_text_winner_outweighs_the_vector_runner_up(
 
     text_hits = [(p.pk, chunk_of(p), s) for p, s in ((second, 1.0), (first, 0.1), (last, 0.0))]
 
-    fused = _fused_winners(scope, "incident", literal, True, text_hits, limit=6)
+    fused = _fused_winners(Fusion(scope, "incident", literal, text_hits, 6, exact=True))
 
     assert fused[0].parent == second
 
@@ -185,7 +186,7 @@ def test_the_winners_come_with_the_question_terms_all_their_chunks_hold(
     terms = rare_terms(UPLOADS_QUESTION, IncidentChunk._meta.db_table, versions)
     literal = embed_query_literal(UPLOADS_QUESTION)
 
-    winners = _fused_winners(scope, "incident", literal, True, [], limit=2, terms=terms)
+    winners = _fused_winners(Fusion(scope, "incident", literal, [], 2, exact=True, terms=terms))
 
     covered = {hit.parent.incident_id: hit.covered for hit in winners}
     assert covered["INC-2025-08-02-001"] > covered["INC-2025-08-01-001"] > 0
