@@ -832,3 +832,82 @@ def test_asking_how_it_is_prevented_asks_for_documents(question: str, tool: str)
 )
 def test_a_listing_for_a_purpose_or_counting_failures_is_a_listing(question: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == "get_incidents_by_application"
+
+
+# The same two incidents shown newest first and oldest first.
+NEWEST_FIRST = FOCUS
+OLDEST_FIRST = ConversationState(tuple(reversed(FOCUS.focus)), "Checkout is slow")
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # Between two, a comparative points by date (not a time window)...
+        ("What caused the older one?", SECOND),
+        ("and the earlier one, what went wrong there?", SECOND),
+        ("How was the newer one fixed?", FIRST),
+        ("the more recent one — how long was it down?", FIRST),
+        ("which was the later one about?", FIRST),
+    ],
+)
+def test_the_older_or_newer_of_two_is_picked_by_date(question: str, expected: list) -> None:
+    assert plan_of(question, NEWEST_FIRST) == expected
+    assert plan_of(question, OLDEST_FIRST) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What other times has that pool run dry?",
+        "were there other occasions when checkout slowed down like that?",
+        "Any other times a slow query took the pool out?",
+    ],
+)
+def test_other_times_are_searched_for(question: str) -> None:
+    assert [tool for tool, _ in plan_of(question)] == ["search_similar_incidents"]
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # Whether it was itself a repeat looks back: its record's field...
+        ("Was that one flagged as a recurrence of something earlier?", "lookup_incident_by_id"),
+        ("Is it recorded as a recurrence?", "lookup_incident_by_id"),
+        ("was this a repeat of a previous outage?", "lookup_incident_by_id"),
+        # ...whether it happened again looks forward: a search.
+        ("Did it recur later?", "search_similar_incidents"),
+    ],
+)
+def test_whether_it_was_a_repeat_is_read_from_its_record(question: str, tool: str) -> None:
+    assert [t for t, _ in plan_of(question)][:1] == [tool]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "We pointed the health check at the database and a short blip pulled every instance "
+        "out of rotation at once. Do we have a precedent?",
+        "A safe config rollout still took down every region. Precedent?",
+        "A cleanup job deleted base images that builds still used. Any prior incidents?",
+        "The batch scheduler double-booked every worker after the clock change. Seen this before?",
+    ],
+)
+def test_a_story_asking_for_a_precedent_is_matched_against_past_incidents(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_similar_incidents"
+
+
+@pytest.mark.parametrize(
+    ("question", "limit"),
+    [
+        # "Every" and "all" in the story say how much broke: the closest few...
+        ("every client reconnected at once and all the session hosts ran out of memory", 5),
+        # ...asking for all the incidents asks for more.
+        ("all the incidents where a certificate expired", 25),
+        ("list every outage caused by a certificate expiry", 25),
+    ],
+)
+def test_a_search_lists_more_only_when_all_incidents_are_asked_for(
+    question: str, limit: int
+) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert (decided.tool, decided.arguments["limit"]) == ("search_similar_incidents", limit)

@@ -55,7 +55,21 @@ _WORKING_AGAIN_RE = re.compile(
 )
 
 
+# Whether the incident itself was a repeat: its record's field, looking back ("was it
+# flagged as a recurrence of something earlier?"), not whether it happened again.
+_WAS_A_REPEAT_RE = re.compile(
+    r"\b(?:was|is|were)\s+(?:it|that|this|they)(?:\s+one)?\s+(?:(?:flagged|marked|recorded|"
+    r"listed|counted|tagged|classed|classified|considered|labell?ed|noted)\s+as\s+)?"
+    r"(?:an?\s+)?(?:repeat|recurrence|re-?occurrence)\b"
+    r"|\b(?:repeat|recurrence)\s+of\s+(?:an?\s+|something\s+|the\s+)?"
+    r"(?:earlier|previous|prior|older)\b",
+    re.IGNORECASE,
+)
+
+
 def asks_recurrence(question: str) -> bool:
+    if _WAS_A_REPEAT_RE.search(question) or _DATED_POINTER_RE.search(question):
+        return False  # "was it a recurrence?", "the later one": no later incidents asked for
     return bool(_RECURRENCE_RE.search(_WORKING_AGAIN_RE.sub(" ", question)))
 
 
@@ -75,7 +89,11 @@ _SIMILAR_RE = re.compile(
 _OTHERS_WHERE_RE = re.compile(
     r"\b(?:other|another)\s+(?:[a-z-]+\s+){0,2}?"
     r"(?:incidents?|outages?|cases?|times?|ones?|compan(?:y|ies))\s+"
-    r"(?:where|when|with|that|in\s+which|like)\b",
+    r"(?:where|when|with|that|in\s+which|like)\b"
+    # "What other times has that resolver been down?", "were there other occasions…":
+    # other occurrences asked for, which a search finds, not this record.
+    r"|\b(?:what|which|any|were\s+there|was\s+there|how\s+many|list|name)\s+(?:\w+\s+)?"
+    r"other\s+(?:times?|occasions?|instances?)\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
@@ -449,13 +467,15 @@ def _by_name_words(name: str, items: Sequence[Remembered]) -> Remembered | None:
     return next((item for item in items if _overlap(words, item) == 1.0), None)
 
 
-# "The most recent one", "the oldest of those": by date, whatever order it was shown in
-# ("the latest incident" may start a new question).
+# "The most recent one", "the oldest of those", and between two "the older one", "the
+# more recent one": by date, whatever order it was shown in ("the latest incident" may
+# start a new question).
 _DATED_POINTER_RE = re.compile(
-    r"\b(?:the\s+)?(?P<which>most\s+recent|latest|newest|oldest|earliest)\s+"
-    r"(?:one|of\s+(?:those|them|these))\b",
+    r"\b(?:the\s+)?(?P<which>mo(?:st|re)\s+recent|latest|later|newest|newer|oldest|older|"
+    r"earliest|earlier)\s+(?:one|of\s+(?:those|them|these|the\s+two))\b",
     re.IGNORECASE,
 )
+_NEWER = frozenset({"latest", "later", "newest", "newer"})
 
 
 def dated_pointer(question: str) -> bool:
@@ -463,7 +483,7 @@ def dated_pointer(question: str) -> bool:
 
 
 def _newest_or_oldest(which: str, items: Sequence[Remembered]) -> Remembered:
-    newest = which in {"latest", "newest"} or which.startswith("most")
+    newest = which in _NEWER or which.startswith(("most", "more"))
     by_date = sorted(items, key=lambda item: item.occurred_at, reverse=newest)
     return by_date[0]
 

@@ -31,6 +31,7 @@ from copilot.chat_models.offline.routes import (
     document_type,
     limit_for,
     listing_limit,
+    search_limit,
 )
 from copilot.chat_models.offline.state import ConversationState, Remembered
 from incidents import query_parsing as qp
@@ -341,7 +342,7 @@ def _decide(
         # what to do, which documents answer (the past fixes come with them), however
         # close a past incident reads, or whatever time it names ("tonight").
         return "knowledge", f"{first} {p1:.2f}, but the last words ask what to do"
-    if first in {"similar", "knowledge"} and _ASKS_IF_IT_HAPPENED_RE.search(question) and not asked:
+    if first in {"similar", "knowledge"} and _asks_if_it_happened(question) and not asked:
         # "Has a durability setting ever lost transactions in a failover?": whether it
         # happened is the ask, which past incidents answer, however close a document
         # on the topic reads.
@@ -497,7 +498,6 @@ _HOW_TO_FIX_RE = re.compile(
     r"mitigate|resolve|deal\s+with|get\s+rid\s+of|troubleshoot|debug|roll\s*back|unblock)\b",
     re.IGNORECASE,
 )
-# Asking how to get ready or what to beware of, before anything has happened.
 # An opening that asks whether such an event ever happened: "Has a <thing> ever…?",
 # "Any outages where…?", "Was there ever an incident…?", "Have we seen…?".
 _ASKS_IF_IT_HAPPENED_RE = re.compile(
@@ -510,6 +510,24 @@ _ASKS_IF_IT_HAPPENED_RE = re.compile(
     r"|(?:have|has)\s+(?:we|you|anyone|anybody|they)\s+(?:ever\s+)?(?:seen|had|hit|run\s+into)\b)",
     re.IGNORECASE,
 )
+# ...or a story whose last sentence asks for a precedent: "…took every instance out of
+# rotation. Do we have a precedent?", "…Seen this before?".
+_ASKS_FOR_PRECEDENT_RE = re.compile(
+    r"\bprecedents?\b|\bprior\s+(?:incidents?|cases?|occurrences?|outages?|examples?)\b"
+    r"|\b(?:happened|seen|had|hit)\s+(?:(?:this|that|it)\s+|(?:anything|something)\s+like\s+"
+    r"(?:this|that|it)\s+)?before\W*$",
+    re.IGNORECASE,
+)
+
+
+def _asks_if_it_happened(question: str) -> bool:
+    return bool(
+        _ASKS_IF_IT_HAPPENED_RE.search(question)
+        or _ASKS_FOR_PRECEDENT_RE.search(last_sentence(question))
+    )
+
+
+# Asking how to get ready or what to beware of, before anything has happened.
 _PREPARES_RE = re.compile(
     r"\b(?:anything|what|things)\s+(?:(?:do|should)\s+(?:i|we)\s+|to\s+)(?:watch|look)\s+"
     r"(?:out\s+)?for\b|\bgotchas?\b|\bprecautions?\b|\bpitfalls?\b|"
@@ -773,7 +791,7 @@ def _runner_up(
 
 
 def _similar(question: str, catalog: Sequence[qp.ApplicationEntry], today: dt.date) -> list[Route]:
-    arguments = {"query": question, "limit": limit_for(question, "search_similar_incidents")}
+    arguments = {"query": question, "limit": search_limit(question)}
     return [Route("search_similar_incidents", arguments, "similar incidents")]
 
 

@@ -84,6 +84,25 @@ def limit_for(question: str, tool: str) -> int:
     return LISTING_LIMIT if _LIST_ALL_RE.search(question) else DEFAULT_LIMITS[tool]
 
 
+# A search's story says "all" and "every" of what broke ("every client reconnected at
+# once", "took all the nodes down"): only asking for all the incidents asks for more
+# than the closest few.
+_ALL_INCIDENTS_RE = re.compile(
+    r"\b(?:all|every|each)\s+(?:(?:of\s+)?(?:the|such|similar|other|past|those|these|"
+    r"relevant|matching|related)\s+)*(?:incidents?|outages?|cases?|times?|ones?|events?|"
+    r"matches|results|post-?mortems?|examples?)\b"
+    r"|^\W*(?:list|show\s+me\s+(?:all|every))\b|\blist\s+(?:all|every|them|those|these)\b"
+    r"|\beverything\b",
+    re.IGNORECASE,
+)
+
+
+def search_limit(question: str) -> int:
+    """How many similar incidents a search asks for (`_ALL_INCIDENTS_RE`)."""
+    tool = "search_similar_incidents"
+    return LISTING_LIMIT if _ALL_INCIDENTS_RE.search(question) else DEFAULT_LIMITS[tool]
+
+
 def listing_limit(question: str) -> int:
     """A listing (an application's incidents, a window's) asks for the set, not
     its first page: "CircleCI outages?" means all of them, as "all" would. A
