@@ -847,7 +847,6 @@ OLDEST_FIRST = ConversationState(tuple(reversed(FOCUS.focus)), "Checkout is slow
         ("and the earlier one, what went wrong there?", SECOND),
         ("How was the newer one fixed?", FIRST),
         ("the more recent one — how long was it down?", FIRST),
-        ("which was the later one about?", FIRST),
     ],
 )
 def test_the_older_or_newer_of_two_is_picked_by_date(question: str, expected: list) -> None:
@@ -911,3 +910,40 @@ def test_a_search_lists_more_only_when_all_incidents_are_asked_for(
 ) -> None:
     decided = route(question, catalog=CATALOG, today=TODAY)
     assert (decided.tool, decided.arguments["limit"]) == ("search_similar_incidents", limit)
+
+
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        # A document follow-up that says what it is about is searched by its own words:
+        # the incident's title would outweigh them...
+        (
+            "what's our checklist for telling customers when the status page is down like that?",
+            "what to do about telling customers status page down",
+        ),
+        # ...one that only points ("a note that covers it") by the incident's topic.
+        ("Is there a known-issue note that covers it?", "Checkout latency from exhausted pool"),
+    ],
+)
+def test_a_document_follow_up_searches_its_own_subject_when_it_says_one(
+    question: str, query: str
+) -> None:
+    (tool, arguments), *_ = plan_of(question)
+    assert (tool, arguments["query"]) == ("search_knowledge", query)
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # The document pointed at is what is asked to have happened...
+        ("did that known issue ever bite anyone?", "search_similar_incidents"),
+        ("has the problem in that doc hit anyone in production?", "search_similar_incidents"),
+        ("has what that runbook describes ever happened for real?", "search_similar_incidents"),
+        # ...while a document asked for is a document.
+        ("is there a runbook for it too?", "search_knowledge"),
+        ("any known-issue doc for that?", "search_knowledge"),
+    ],
+)
+def test_a_document_pointed_at_asks_whether_it_happened(question: str, tool: str) -> None:
+    state = ConversationState(FOCUS.focus, "wraparound?", documents=(WRAPAROUND,))
+    assert [name for name, _ in plan_of(question, state)][:1] == [tool]

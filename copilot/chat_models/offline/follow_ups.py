@@ -68,8 +68,8 @@ _WAS_A_REPEAT_RE = re.compile(
 
 
 def asks_recurrence(question: str) -> bool:
-    if _WAS_A_REPEAT_RE.search(question) or _DATED_POINTER_RE.search(question):
-        return False  # "was it a recurrence?", "the later one": no later incidents asked for
+    if _WAS_A_REPEAT_RE.search(question):
+        return False  # "was it a recurrence?": its record, not later incidents
     return bool(_RECURRENCE_RE.search(_WORKING_AGAIN_RE.sub(" ", question)))
 
 
@@ -135,8 +135,19 @@ _PROCEDURE_RE = re.compile(
     re.IGNORECASE,
 )
 _DOCUMENT_RE = re.compile(
-    r"\b(?:runbooks?|playbooks?|docs?|documents?|documentation|known\s+issues?|write-?ups?|"
+    r"\b(?:runbooks?|playbooks?|docs?|documents?|documentation|known[\s-]+issues?|write-?ups?|"
     r"procedures?|checklists?|guides?|architecture)\b",
+    re.IGNORECASE,
+)
+# How a document is said to relate to its subject: "a note that covers it".
+_DOCUMENT_VERBS_RE = re.compile(
+    r"\b(?:notes?|wiki|covers?|covering|covered|mentions?|describes?|explains?|"
+    r"addresses|talks?\s+about|applies|applying)\b",
+    re.IGNORECASE,
+)
+# A document pointed at ("that known issue", "the runbook", "this doc").
+_POINTED_DOCUMENT_RE = re.compile(
+    rf"\b(?:that|this|those|these|the|your)\s+(?:{_DOCUMENT_RE.pattern})(?:\s+(?:{_DOCUMENT_RE.pattern}))?",
     re.IGNORECASE,
 )
 
@@ -213,6 +224,9 @@ def asks_incidents_of_documents(question: str, state: ConversationState) -> bool
         return False
     if _INCIDENTS_ASKED_RE.search(question):  # "any incidents where that doc would have helped?"
         return True
+    # "Did that known issue ever bite anyone?": the document pointed at is the "it"
+    # whose happening is asked about, not a document asked for.
+    question = _POINTED_DOCUMENT_RE.sub(" it ", question)
     if _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question):
         return False
     pointed = has_reference(question) or _PAST_OR_WHICH_RE.search(question)
@@ -259,6 +273,10 @@ def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]
     for power/cooling events?") plus the incident in focus ("...for that?")."""
     own = _own_subject(question)
     query = f"{own} {state.topic}" if own else state.topic
+    if len(own.split()) >= OWN_STORY_WORDS:
+        # "Our checklist for communicating when the status page is down like that?"
+        # says what the document is about; the incident's title would outweigh it.
+        query = own
     doc_type = document_type(question)
     if _PROCEDURE_RE.search(question) or doc_type == "runbook":
         # The ask goes with the topic, so the documents are quoted for their steps.
@@ -273,7 +291,7 @@ def _own_subject(question: str) -> str:
     """What a document follow-up names beyond the pointer and the kind of document:
     "power/cooling events" in "runbook for power/cooling events?", nothing in "is
     there a runbook for that kind of thing?"."""
-    text = _DOCUMENT_RE.sub(" ", _PROCEDURE_RE.sub(" ", question))
+    text = _DOCUMENT_VERBS_RE.sub(" ", _DOCUMENT_RE.sub(" ", _PROCEDURE_RE.sub(" ", question)))
     return " ".join(w for w in content_words(text) if len(w) > 1 and w not in _POINTER_WORDS)
 
 
@@ -403,7 +421,8 @@ def selected_item(
                 return items[index]
     dated = _DATED_POINTER_RE.search(question)
     if dated:
-        return _newest_or_oldest(dated.group("which").lower(), listed or focus)
+        which = dated.group("which") or dated.group("of_two")
+        return _newest_or_oldest(which.lower(), listed or focus)
     name = named_item(question).lower()
     if not name:
         return (
@@ -469,13 +488,16 @@ def _by_name_words(name: str, items: Sequence[Remembered]) -> Remembered | None:
 
 # "The most recent one", "the oldest of those", and between two "the older one", "the
 # more recent one": by date, whatever order it was shown in ("the latest incident" may
-# start a new question).
+# start a new question; "was there an earlier one?" asks for another incident; "the
+# later one" is left to mean a recurrence, as "later" does elsewhere).
 _DATED_POINTER_RE = re.compile(
-    r"\b(?:the\s+)?(?P<which>mo(?:st|re)\s+recent|latest|later|newest|newer|oldest|older|"
-    r"earliest|earlier)\s+(?:one|of\s+(?:those|them|these|the\s+two))\b",
+    r"\b(?:the\s+)?(?P<which>most\s+recent|latest|newest|oldest|earliest)\s+"
+    r"(?:one|of\s+(?:those|them|these))\b"
+    r"|\bthe\s+(?P<of_two>more\s+recent|newer|older|earlier)\s+"
+    r"(?:one|of\s+(?:those|them|these|the\s+two))\b",
     re.IGNORECASE,
 )
-_NEWER = frozenset({"latest", "later", "newest", "newer"})
+_NEWER = frozenset({"latest", "newest", "newer"})
 
 
 def dated_pointer(question: str) -> bool:
