@@ -570,7 +570,9 @@ WHAT_TO_DO_ASKS = (
     # ...and the fix or the routine asked for by name ("whats the drill", "quick fix?").
     r"what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|fix|process|standard\s+response)|"
     r"(?:(?:any|a|the|known|quick|easy|simple|standard|usual|proper|real|permanent|"
-    r"temporary)\s+){0,2}(?:fix|fixes|workarounds?|remed(?:y|ies)|mitigations?)"
+    r"temporary)\s+){0,2}(?:fix|fixes|workarounds?|remed(?:y|ies)|mitigations?)|"
+    # ...or the written routine itself: "…lost power in one hall, checklist?".
+    r"(?:(?:any|a|the|our)\s+)?(?:checklists?|steps|procedures?|runbooks?|playbooks?|sops?)"
 )
 
 

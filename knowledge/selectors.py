@@ -82,7 +82,7 @@ class KnowledgeSearch:
         blocks = [
             f"Document ID: {h.document.doc_id}\nTitle: {h.document.title}\n"
             f"Type: {h.document.type}\nServices: {', '.join(h.document.services)}\n"
-            f"Relevance: {h.relevance:.2f}\nExcerpt: {h.preview}"
+            f"{_related_line(h.document)}Relevance: {h.relevance:.2f}\nExcerpt: {h.preview}"
             for h in self.hits
         ]
         # The ids by group, under the original design's names, before the blocks
@@ -169,6 +169,13 @@ def _filtered_documents(
     if tags := filter_values(tag_filter):
         documents = documents.filter(_any_of("tags", [tag.lower() for tag in tags]))
     return documents
+
+
+def _related_line(document: KnowledgeDocument) -> str:
+    """The incidents a document draws on, for "which incident was it written from?"
+    (a model looks them up by id)."""
+    related = document.related_incidents
+    return f"Related incidents: {', '.join(related)}\n" if related else ""
 
 
 def knowledge_search(

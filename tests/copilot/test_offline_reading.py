@@ -46,3 +46,23 @@ def test_a_new_question_or_another_conversation_is_read_again() -> None:
     assert model._state(messages) is not first
     other = [{"role": "user", "content": "hello"}]
     assert model._state(other).focus == ()
+
+
+def test_a_document_shown_is_remembered_with_the_incidents_it_draws_on() -> None:
+    block = (
+        "Document ID: KB-KI-004\nTitle: Known issue: sequences jump after failover\n"
+        "Type: known_issue\nServices: PostgreSQL\n"
+        "Related incidents: INC-2021-01-01-001, INC-2024-02-02-001\nRelevance: 1.00\n"
+        "Excerpt: Sequences are cached per session."
+    )
+    call = {"id": "k", "type": "function",
+            "function": {"name": "search_knowledge", "arguments": "{}"}}  # fmt: skip
+    messages: list[ChatMessage] = [
+        {"role": "user", "content": "known issue with sequences jumping?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "k", "content": block},
+        {"role": "assistant", "content": "**KB-KI-004** is the known issue."},
+        {"role": "user", "content": "which incidents is it based on?"},
+    ]
+    (document,) = conversation_state(messages).documents
+    assert document.related == ("INC-2021-01-01-001", "INC-2024-02-02-001")

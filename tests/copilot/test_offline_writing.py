@@ -9,7 +9,11 @@ import pytest
 
 from copilot.chat_models.offline.golden import VerifiedAnswer, lead_with_verified
 from copilot.chat_models.offline.reading import ToolOutcome, parse_records
-from copilot.chat_models.offline.state import ConversationState, Remembered
+from copilot.chat_models.offline.state import (
+    ConversationState,
+    Remembered,
+    RememberedDocument,
+)
 from copilot.chat_models.offline.writing import write_answer
 from incidents.rendering import incident_text, incidents_text
 
@@ -408,3 +412,21 @@ def test_the_first_time_asks_whether_it_was_a_repeat(question: str) -> None:
     answer = write_answer(question, lookups(again), STATE)
     assert answer.startswith("Yes: INC-2019-05-21-001 is recorded as a repeat")
     assert "repeating a similar outage on 14 May" in answer
+
+
+def test_the_incidents_a_document_draws_on_are_named_as_its_sources() -> None:
+    document = RememberedDocument(
+        "KB-RB-004",
+        "Runbook: Connection exhaustion",
+        "runbook",
+        (POOL.incident_id, LATER.incident_id),
+    )
+    state = ConversationState((), "pool exhausted?", documents=(document,))
+    answer = write_answer("which incidents is that runbook based on?", lookups(POOL, LATER), state)
+    assert answer.startswith("**KB-RB-004** (Runbook: Connection exhaustion) draws on 2 incidents:")
+    assert "**INC-2025-10-02-001**" in answer and "**INC-2026-01-09-001**" in answer
+    # One of them pointed at and asked about: that record's answer.
+    answer = write_answer("What set off the 2025 one?", lookups(POOL), state)
+    assert (
+        "draws on 2 incidents; this one:\n\n> Root Cause: A slow query held connections." in answer
+    )

@@ -947,3 +947,68 @@ def test_a_document_follow_up_searches_its_own_subject_when_it_says_one(
 def test_a_document_pointed_at_asks_whether_it_happened(question: str, tool: str) -> None:
     state = ConversationState(FOCUS.focus, "wraparound?", documents=(WRAPAROUND,))
     assert [name for name, _ in plan_of(question, state)][:1] == [tool]
+
+
+SEQUENCES = RememberedDocument(
+    "KB-KI-004", "Known issue: sequences jump after failover", "known_issue",
+    ("INC-2021-01-01-001", "INC-2024-02-02-001"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "looked_up"),
+    [
+        # The incidents a document was written from are read by id...
+        ("Which incidents was that write-up based on?",
+         ["INC-2021-01-01-001", "INC-2024-02-02-001"]),
+        ("what incident is behind it?", ["INC-2021-01-01-001", "INC-2024-02-02-001"]),
+        # ...or the one of them pointed at by its year.
+        ("What set off the 2024 one?", ["INC-2024-02-02-001"]),
+    ],
+)  # fmt: skip
+def test_the_incidents_a_document_draws_on_are_looked_up(question: str, looked_up: list) -> None:
+    state = ConversationState((), "sequences jumping?", documents=(SEQUENCES,))
+    assert plan_of(question, state) == [
+        ("lookup_incident_by_id", {"incident_id": i}) for i in looked_up
+    ]
+
+
+def test_whether_a_documents_subject_bit_anyone_else_is_still_searched() -> None:
+    state = ConversationState((), "sequences jumping?", documents=(SEQUENCES,))
+    assert [tool for tool, _ in plan_of("has it bitten anyone besides them?", state)] == [
+        "search_similar_incidents"
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # What several incidents share is what incident reviews draw out...
+        "What do the big settlement outages have in common?",
+        "Which lessons did the payments team draw from its repeated pool exhaustion incidents?",
+        "What ties the checkout outages together?",
+        "Is there a writeup that looks across all of PayU Core's timeout incidents?",
+    ],
+)
+def test_what_several_incidents_share_asks_for_reviews(question: str) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert (decided.tool, decided.arguments.get("type_filter")) == (
+        "search_knowledge",
+        "postmortem",
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # How a system behaves under a condition is what known issues say...
+        ("Does the settlement queue fall over at very high load?", "search_knowledge"),
+        ("can postgres sequences jump after a failover?", "search_knowledge"),
+        # ...whether it did is a past event.
+        ("Did the settlement queue fall over at very high load?", "search_similar_incidents"),
+        # The written routine asked for by name closes a story too.
+        ("we lost power in one hall of the datacenter, checklist?", "search_knowledge"),
+    ],
+)
+def test_how_it_behaves_or_the_routine_asked_for_is_a_document(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

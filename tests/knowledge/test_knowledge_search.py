@@ -197,3 +197,12 @@ def test_existing_document_ids_are_those_of_the_active_or_the_named_version(
     assert document_ids_existing(doc_ids=asked, version=active) == {ids[0], ids[1]}
     assert document_ids_existing(doc_ids=asked, version=staged) == {ids[0]}
     assert document_ids_existing(doc_ids=set()) == set()
+
+
+def test_each_document_block_names_the_incidents_it_draws_on(tmp_path: Path) -> None:
+    """A model asked "which incident was that based on?" looks them up by these ids."""
+    drawn = {**secret_cache_known_issue(), "related_incidents": ["INC-2025-08-24-001"]}
+    documents_import(tmp_path / "kb.jsonl", [drawn, key_rotation_runbook()], activate=True)
+    blocks = knowledge_search(query="secret cache rotation").as_text().split("\n\n---\n\n")
+    related = [line for block in blocks for line in block.splitlines() if "Related" in line]
+    assert related == ["Related incidents: INC-2025-08-24-001"]  # none for the runbook

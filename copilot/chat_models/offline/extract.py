@@ -173,10 +173,14 @@ def pointer_clause(question: str) -> str:
     return match.group(0) if match else ""
 
 
+# A pointer inside the ask: "what set off the 2021 one?", "how did the Mandrill one end?".
+_INNER_POINTER_RE = re.compile(r"\b(?:the|that|this)\s+[\w.-]+(?:\s+[\w.-]+)?\s+one\b", re.I)
+
+
 def the_ask(question: str) -> str:
     """The question without the clause pointing at the record: the pointer's words
-    (the cause that names it) must not pull the answer to them."""
-    ask = _POINTER_CLAUSE_RE.sub("", question, count=1)
+    (the cause that names it, its year) must not pull the answer to them."""
+    ask = _INNER_POINTER_RE.sub(" ", _POINTER_CLAUSE_RE.sub("", question, count=1))
     return ask if len(ask.split()) >= 2 else question
 
 

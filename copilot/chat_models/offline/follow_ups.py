@@ -233,6 +233,43 @@ def asks_incidents_of_documents(question: str, state: ConversationState) -> bool
     return bool(pointed and _OCCURRED_RE.search(question))
 
 
+# What a document was written from: "which incidents is it based on?", "what incident
+# is behind that doc?", "where does that come from?".
+_SOURCES_RE = re.compile(
+    r"\b(?:based\s+on|drawn\s+from|draws?\s+on|drew\s+on|written\s+(?:up\s+)?(?:from|after)|"
+    r"comes?\s+from|came\s+from|derived\s+from|sources?|cites?|cited|references?|referenced|"
+    r"refers?\s+to|behind\s+(?:it|that|this|the)|inspired|prompted)\b",
+    re.IGNORECASE,
+)
+SOURCES_LIMIT = 5
+
+
+def asks_sources_of_documents(question: str, state: ConversationState) -> bool:
+    """The latest turn showed documents that name the incidents they draw on, and
+    this asks for those ("which incident was that write-up based on?") or points at
+    one of them by its year ("what set off the 2021 one?")."""
+    if not state.documents or not state.documents[0].related:
+        return False
+    return bool(_SOURCES_RE.search(question)) or _dated_source(question, state) is not None
+
+
+def _dated_source(question: str, state: ConversationState) -> str | None:
+    """ "The 2021 one": the only incident of that year the document draws on."""
+    match = _MONTH_YEAR_RE.search(question)
+    if match is None or match.group("month"):
+        return None
+    found = [i for i in state.documents[0].related if i[4:8] == match.group("year")]
+    return found[0] if len(found) == 1 else None
+
+
+def sources_of_documents(question: str, state: ConversationState) -> list[Route]:
+    """Each incident the first document draws on, read by id (the one pointed at by
+    its year, when one is)."""
+    dated = _dated_source(question, state)
+    ids = [dated] if dated else state.documents[0].related[:SOURCES_LIMIT]
+    return [Route("lookup_incident_by_id", {"incident_id": i}, "its sources") for i in ids]
+
+
 def incidents_of_documents(question: str, state: ConversationState) -> list[Route]:
     """Incidents like the first document's subject ("Known issue: RabbitMQ consumer
     acknowledgement timeout…" → its words without the kind of document)."""

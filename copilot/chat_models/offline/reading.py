@@ -164,8 +164,13 @@ def _latest_documents(
             if not ordered[0].is_document:
                 return ()
             documents = [r for r in ordered if r.is_document]
-            return tuple(RememberedDocument(r.id, r.title, r.get("Type")) for r in documents)
+            return tuple(_remembered_document(r) for r in documents)
     return ()
+
+
+def _remembered_document(record: Record) -> RememberedDocument:
+    related = tuple(i.strip() for i in record.get("Related incidents").split(",") if i.strip())
+    return RememberedDocument(record.id, record.title, record.get("Type"), related)
 
 
 def _earlier_turns(messages: list[ChatMessage]) -> Iterator[tuple[int, int]]:

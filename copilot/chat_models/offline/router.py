@@ -111,6 +111,9 @@ def understand(
         routes = [Route("lookup_incident_by_id", {"incident_id": i}, "incident id") for i in ids]
         return Understanding("lookup", 1.0, tuple(routes[:5]))
     guess = guess_intent(question).among(_allowed(state, chat=chat))
+    if follow_ups.asks_sources_of_documents(question, state):
+        routes = follow_ups.sources_of_documents(question, state)
+        return Understanding("follow_up", guess.confidence, tuple(routes), "refers back: sources")
     if follow_ups.asks_incidents_of_documents(question, state):
         routes = follow_ups.incidents_of_documents(question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), "refers back: documents")
@@ -483,6 +486,11 @@ _GENERAL_CAUSE_RE = re.compile(
 _ASKS_HOW_IT_WORKS_RE = re.compile(
     r"^\W*(?:does|do|will|would|can|is|are)\s+(?:[\w./+-]+\s+){1,4}"
     r"(?:guarantee|promise|ensure|preserve|survive|tolerate|support)s?\b"
+    # "Does Consul streaming fall over at very high load?", "can sequences jump after a
+    # failover?": how it behaves under a condition (did… asks about one event).
+    r"|^\W*(?:does|do|will|would|can|could)\s+(?:[\w./+-]+\s+){1,4}(?:fall\s+over|hold\s+up|"
+    r"cope|scale|break|degrade|choke|hang|deadlock|leak|lose|drop|skip|jump|reset|wrap|"
+    r"overflow)s?\b[^?]*?\b(?:under|at|when|with|after|during|if|beyond|past|once)\b"
     r"|\bis\s+[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
     r"|\bhow\s+(?:is|was)\s+(?:that|this|it)\s+(?:even\s+)?possible\b"
     # "How does the hub deliver webhooks?": how it works now, not what happened.

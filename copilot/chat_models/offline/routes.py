@@ -46,6 +46,12 @@ _DOCUMENT_TYPES = (
             # What several incidents share is what incident reviews draw out.
             r"(?:common|recurring|shared)\s+(?:threads?|themes?|patterns?|causes?)|"
             r"what(?:'?s|\s+is)\s+the\s+pattern|"
+            # ...as people ask for it: what they have in common, what ties them
+            # together, the lessons drawn from them, what goes wrong across them.
+            r"in\s+common|(?:ties?|tying|links?|connects?)\s+(?:[\w'\u2019./-]+\s+){0,5}?together|"
+            r"patterns?\s+(?:that\s+)?(?:repeat|recur|keep)\w*|"
+            r"(?:lessons?|across)\s+(?:[\w'\u2019./-]+\s+){0,12}?"
+            r"(?:incidents|outages|events|failures|failovers|post-?mortems)|"
             r"retros?|retrospectives?)\b",
             re.IGNORECASE,
         ),

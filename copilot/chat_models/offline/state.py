@@ -29,6 +29,7 @@ class RememberedDocument:
     doc_id: str
     title: str
     doc_type: str = ""
+    related: tuple[str, ...] = ()  # the incidents it draws on, as the tool listed them
 
 
 @dataclass(frozen=True)

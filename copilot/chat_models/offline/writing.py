@@ -15,7 +15,11 @@ from django.utils import timezone
 
 from copilot.chat_models.offline import extract, router
 from copilot.chat_models.offline.around import around_focus
-from copilot.chat_models.offline.follow_ups import has_reference, superlative
+from copilot.chat_models.offline.follow_ups import (
+    asks_sources_of_documents,
+    has_reference,
+    superlative,
+)
 from copilot.chat_models.offline.reading import Record, ToolOutcome
 from copilot.chat_models.offline.state import ConversationState
 from copilot.tools import TOOL_ERROR_PREFIX
@@ -49,7 +53,10 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
     ("mitigation", re.compile(
         r"\b(?:mitigat\w*|fix\w*|resolv\w*|resolution|remediat\w*|recover\w*|restor\w*|workaround|"
         r"solution|change[ds]?|do\s+about)\b", re.I)),
-    ("root_cause", re.compile(r"\b(?:root\s+cause|caused?|why|trigger\w*)\b", re.I)),
+    # "What set it off?", "what kicked off the 2021 one?": the trigger.
+    ("root_cause", re.compile(r"\b(?:root\s+cause|caused?|why|trigger\w*|spark\w*|"
+                              r"(?:set|kick(?:ed|s)?|touch(?:ed)?)\s+(?:\w+\s+){0,3}?off)\b",
+                              re.I)),
 ]  # fmt: skip
 _REPEAT_RE = re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.IGNORECASE)
 _EXTERNAL_RE = re.compile(
@@ -83,6 +90,8 @@ def write_answer(
     if not usable:
         return "I could not run the search: " + said[0]
     lead = "".join(f"I could not finish every lookup: {line}\n\n" for line in said)
+    if usable[0].name == "lookup_incident_by_id" and asks_sources_of_documents(question, state):
+        return lead + _sources_answer(question, usable, state)
     kind = router.follow_up_kind(question, state, timezone.localdate(), catalog)
     writer = _WRITERS.get((usable[0].name, kind)) or _WRITERS.get((usable[0].name, None))
     return lead + (writer or _search_answer)(question, usable, state)
@@ -204,6 +213,17 @@ def _incident_answer(question: str, outcomes: list[ToolOutcome], state: Conversa
         summary = _best_sentence(record.title, record) or record.title
         blocks.append(f"{_reference(record)}.\n\n{summary}\n\n" + "\n".join(_details(record)))
     return "\n\n".join(blocks)
+
+
+def _sources_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
+    """The incidents a document draws on: each one, or the one asked about in detail."""
+    document = state.documents[0]
+    count = len(document.related)
+    lead = f"**{document.doc_id}** ({document.title}) draws on {count} incident{'s' * (count > 1)}"
+    if len(outcomes) == 1 and count > 1:
+        return f"{lead}; this one:\n\n" + _field_answer(question, outcomes, state)
+    shown = f"; the first {len(outcomes)}" if len(outcomes) < count else ""
+    return f"{lead}{shown}:\n\n" + _incident_answer(question, outcomes, state)
 
 
 def _field_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
