@@ -68,7 +68,8 @@ _UNIT = (
 _RELATIVE_RES: tuple[re.Pattern[str], ...] = (
     # "in the last 30 days", "past 3 mos", "last 30d", "the last several weeks"
     re.compile(
-        rf"\b(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+"
+        rf"\b(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous|recent|"
+        rf"trailing|rolling)\s+"
         rf"(?:(?P<n>{_NUMBER_RE})\s*(?:of\s+)?)?{_UNIT}\b",
         re.IGNORECASE,
     ),
@@ -99,7 +100,7 @@ _SINCE_RE = re.compile(
 
 
 DEFAULT_RECENT_DAYS = 30
-_RECENT_RE = re.compile(r"\b(?:recent(?:ly)?|latest|lately)\b", re.IGNORECASE)
+_RECENT_RE = re.compile(r"\b(?:recent(?:ly)?|latest|lately|newest)\b", re.IGNORECASE)
 
 
 def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str]:

@@ -991,11 +991,9 @@ def test_whether_a_documents_subject_bit_anyone_else_is_still_searched() -> None
     ],
 )
 def test_what_several_incidents_share_asks_for_reviews(question: str) -> None:
+    # Any document may say it (a runbook draws lessons too): no type filter.
     decided = route(question, catalog=CATALOG, today=TODAY)
-    assert (decided.tool, decided.arguments.get("type_filter")) == (
-        "search_knowledge",
-        "postmortem",
-    )
+    assert (decided.tool, decided.arguments.get("type_filter")) == ("search_knowledge", None)
 
 
 @pytest.mark.parametrize(
@@ -1012,3 +1010,12 @@ def test_what_several_incidents_share_asks_for_reviews(question: str) -> None:
 )
 def test_how_it_behaves_or_the_routine_asked_for_is_a_document(question: str, tool: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What were the most recent incidents?", "What are the newest incidents?",
+     "most recent outages?", "What's new in the incident log this month?"],
+)  # fmt: skip
+def test_the_newest_end_of_the_log_is_a_listing_by_date(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "get_recent_incidents"

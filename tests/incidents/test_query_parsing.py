@@ -38,6 +38,9 @@ TODAY = dt.date(2026, 1, 10)
         ("past 3 mos outages", dt.date(2025, 10, 12), TODAY),
         ("anything in the last 30d", dt.date(2025, 12, 11), TODAY),
         ("incidents, last ninety days", dt.date(2025, 10, 12), TODAY),
+        ("database incidents in the trailing 30 days", dt.date(2025, 12, 11), TODAY),
+        ("outages over a rolling 30d", dt.date(2025, 12, 11), TODAY),
+        ("the newest incidents", dt.date(2025, 12, 11), TODAY),
         # A count of days up to now, said the other way round.
         ("what happened in the 20 days up to today?", dt.date(2025, 12, 21), TODAY),
         ("outages in the two weeks leading up to now", dt.date(2025, 12, 27), TODAY),

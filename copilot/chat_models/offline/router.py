@@ -931,6 +931,8 @@ _LISTING_WORDS = qp.MENTION_FILLER | {
     "stuff", "everything", "summary", "outage", "outages", "events", "any", "kinds",
     # ...and how much of it: the whole history, not a topic.
     "full", "complete", "entire", "whole", "years", "ever", "dump", "rundown", "catalog",
+    # ...or which end of the log: "the most recent incidents", "new in the incident log".
+    "most", "newest", "log", "logs", "tracker",
 }  # fmt: skip
 # How anything going wrong is said, whatever it was: no topic for a time window (but
 # still words to search beside an application: "403 errors in PayU Core").

@@ -46,12 +46,6 @@ _DOCUMENT_TYPES = (
             # What several incidents share is what incident reviews draw out.
             r"(?:common|recurring|shared)\s+(?:threads?|themes?|patterns?|causes?)|"
             r"what(?:'?s|\s+is)\s+the\s+pattern|"
-            # ...as people ask for it: what they have in common, what ties them
-            # together, the lessons drawn from them, what goes wrong across them.
-            r"in\s+common|(?:ties?|tying|links?|connects?)\s+(?:[\w'\u2019./-]+\s+){0,5}?together|"
-            r"patterns?\s+(?:that\s+)?(?:repeat|recur|keep)\w*|"
-            r"(?:lessons?|across)\s+(?:[\w'\u2019./-]+\s+){0,12}?"
-            r"(?:incidents|outages|events|failures|failovers|post-?mortems)|"
             r"retros?|retrospectives?)\b",
             re.IGNORECASE,
         ),
@@ -149,11 +143,24 @@ _DOCUMENTATION_RE = re.compile(
 
 def document_asked(question: str) -> str | None:
     """The kind of document a question asks for: its type, "document" when it
-    asks for documentation of no type, None when it asks for none."""
+    asks for documentation of no type, "review" when it asks what several
+    incidents share, None when it asks for none."""
     asked = _DOCUMENT_IN_STORY_RE.sub(" ", question)
     if _DOCUMENTATION_RE.search(asked):
         return document_type(asked) or "document"
-    return document_type(asked)
+    return document_type(asked) or ("review" if _SYNTHESIS_RE.search(asked) else None)
+
+
+# What several incidents share, as people ask for it: what they have in common,
+# what ties them together, the lessons drawn from them, what goes wrong across
+# them. Incident reviews say it, and so may a runbook: no type filter.
+_SYNTHESIS_RE = re.compile(
+    r"\bin\s+common\b|\b(?:ties?|tying|links?|connects?)\s+(?:[\w'\u2019./-]+\s+){0,5}?together\b"
+    r"|\bpatterns?\s+(?:that\s+)?(?:repeat|recur|keep)\w*"
+    r"|\b(?:lessons?|across)\s+(?:[\w'\u2019./-]+\s+){0,12}?"
+    r"(?:incidents|outages|events|failures|failovers|post-?mortems)\b",
+    re.IGNORECASE,
+)
 
 
 # A kind of document that is part of the story, not what is asked for: "someone
