@@ -103,6 +103,28 @@ DEFAULT_RECENT_DAYS = 30
 _RECENT_RE = re.compile(r"\b(?:recent(?:ly)?|latest|lately|newest)\b", re.IGNORECASE)
 
 
+def asked_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str]:
+    """The time window of what a message asks, and the text without it.
+
+    A window said in the story ("the instance was created before 2014", "after
+    yesterday's upgrade consumers drop") tells when something of ours happened, not
+    which incidents to search: when some sentences ask (end with "?") and others
+    tell, only the asking ones are read for a window.
+    """
+    sentences = [s for s in _SENTENCE_SPLIT_RE.split(text.strip()) if s]
+    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    if len(asking) == len(sentences) or not asking:
+        return parse_time_window(text, today)
+    for sentence in asking:
+        window, rest = parse_time_window(sentence, today)
+        if window is not None:
+            return window, text.replace(sentence, rest)
+    return None, text
+
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.?!])\s+")
+
+
 def parse_time_window(text: str, today: dt.date) -> tuple[TimeWindow | None, str]:
     """The first time window in `text`, and the text without it.
 

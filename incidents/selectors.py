@@ -325,7 +325,7 @@ def parse_incident_filters(
     query: str, *, today: dt.date, version: DatasetVersion | None = None
 ) -> tuple[IncidentFilters, str]:
     """Filters named in the question, and the words left for ranking."""
-    window, rest = qp.parse_time_window(query, today)
+    window, rest = qp.asked_time_window(query, today)
     category = qp.parse_category(rest)
     subject = qp.listing_subject(rest)
     if subject and category and qp.is_category_phrase(subject):

@@ -700,3 +700,22 @@ class TestNamesListedTogether:
             assert again.applications == mention.match.applications
         else:
             assert set(again.applications) == set(mention.match.applications)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # A window in the story tells when something of ours happened...
+        ("The instance was created years ago, before 2014. Has this happened anywhere?", None),
+        ("We failed over twice this week. Any history on this?", None),
+        # ...a window in what is asked filters the incidents...
+        ("Our pool ran dry after a deploy. Anything like it in the last 30 days?",
+         dt.date(2025, 12, 11)),
+        # ...and a message that only asks, or only tells, is read whole.
+        ("what broke in the last 30 days?", dt.date(2025, 12, 11)),
+        ("checkout timeouts in the last 30 days", dt.date(2025, 12, 11)),
+    ],
+)  # fmt: skip
+def test_only_the_asking_sentences_give_a_search_its_window(text: str, start) -> None:
+    window, _ = qp.asked_time_window(text, TODAY)
+    assert (window.start if window else None) == start
