@@ -89,7 +89,8 @@ _HALF_YEAR_RE = re.compile(
 )
 _UNIT_BY_LETTER = {"h": "hour", "d": "day", "w": "week", "f": "fortnight", "m": "month",
                    "q": "quarter", "y": "year"}  # fmt: skip
-_THIS_RE = re.compile(r"\bthis\s+(?P<unit>week|month|year)\b", re.IGNORECASE)
+_THIS_RE = re.compile(r"\bthis\s+(?P<unit>week|wk|month|mo|mth|year|yr)\b", re.IGNORECASE)
+_THIS_UNITS = {"wk": "week", "mo": "month", "mth": "month", "yr": "year"}
 _DAY_RE = re.compile(r"\b(?P<word>yesterday|today|tonight|last night|overnight)\b", re.IGNORECASE)
 _IN_YEAR_RE = re.compile(r"\b(?:in|during|from)\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
 _SINCE_RE = re.compile(
@@ -238,7 +239,8 @@ def _this_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Match[str]] 
     match = _THIS_RE.search(text)
     if not match:
         return None
-    start = _period_start(match.group("unit").lower(), today)
+    unit = match.group("unit").lower()
+    start = _period_start(_THIS_UNITS.get(unit, unit), today)
     return TimeWindow(start, today, f"since {start.isoformat()}"), match
 
 
@@ -308,6 +310,8 @@ _PERIOD_START_RE = re.compile(
     r"\b(?:since\s+)?(?:the\s+)?(?:start|beginning)\s+of\s+(?:the\s+|this\s+)?"
     r"(?P<unit>week|month|quarter|year)\b|\b(?P<short>week|month|quarter|year)[- ]to[- ]date\b"
     r"|\b(?P<abbr>[mqy]td)\b|\bsince\s+the\s+(?:1st|first)\b(?!\s+of)"
+    # "since new year's", "since the new year": the start of this year.
+    r"|\bsince\s+(?:the\s+)?(?P<new_year>new\s+year(?:['\u2019]s)?(?:\s+day)?)"
     rf"|\b(?:since\s+)?(?:the\s+)?(?:start|beginning)\s+of\s+(?:(?P<month>{_MONTH_RE})[a-z]*"
     r"|q(?P<q>[1-4]))\b",
     re.IGNORECASE,
@@ -420,7 +424,7 @@ def _period_start_window(text: str, today: dt.date) -> tuple[TimeWindow, re.Matc
         )
         start = dt.date(_latest_start(month, today, None), month, 1)
         return TimeWindow(start, today, f"since {start.isoformat()}"), match
-    abbreviation = (match.group("abbr") or "").lower()
+    abbreviation = "ytd" if match.group("new_year") else (match.group("abbr") or "").lower()
     # "since the 1st" is the first of this month.
     unit = match.group("unit") or match.group("short") or _PERIOD_ABBREVIATIONS.get(abbreviation)
     unit = unit or "month"

@@ -52,6 +52,8 @@ TODAY = dt.date(2026, 1, 10)
         ("since the 1st", dt.date(2026, 1, 1), TODAY),
         ("since the start of October", dt.date(2025, 10, 1), TODAY),
         ("since the beginning of Q4", dt.date(2025, 10, 1), TODAY),
+        ("did anything happen since new year's?", dt.date(2026, 1, 1), TODAY),
+        ("security incidents this yr", dt.date(2026, 1, 1), TODAY),
         # A period still under way ends today: nothing has happened after it.
         ("what broke in 2026?", dt.date(2026, 1, 1), TODAY),
         ("incidents in January 2026", dt.date(2026, 1, 1), TODAY),
