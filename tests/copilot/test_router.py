@@ -11,7 +11,7 @@ from copilot.chat_models.offline.router import (
     plan,
     route,
 )
-from copilot.chat_models.offline.routes import DEFAULT_LIMITS
+from copilot.chat_models.offline.routes import DEFAULT_LIMITS, Route
 from copilot.chat_models.offline.state import RememberedDocument
 from incidents import query_parsing as qp
 
@@ -1019,3 +1019,18 @@ def test_how_it_behaves_or_the_routine_asked_for_is_a_document(question: str, to
 )  # fmt: skip
 def test_the_newest_end_of_the_log_is_a_listing_by_date(question: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == "get_recent_incidents"
+
+
+def _documents_read_closer(decided: Route) -> float:
+    """Evidence that favours documents: the nearest document beats the nearest incident."""
+    return 0.9 if decided.tool == "search_knowledge" else 0.3
+
+
+def test_what_was_seen_with_no_ask_is_matched_against_incidents_whatever_the_evidence() -> None:
+    question = "go service crashing on a poison pill message even with recover in main"
+    decided = route(question, catalog=CATALOG, today=TODAY, probe=_documents_read_closer)
+    assert decided.tool == "search_similar_incidents"
+    # Asked what to do, the same story goes to documents.
+    asked = route(question + ", how do we stop it?", catalog=CATALOG, today=TODAY,
+                  probe=_documents_read_closer)  # fmt: skip
+    assert asked.tool == "search_knowledge"

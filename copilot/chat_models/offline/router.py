@@ -350,11 +350,11 @@ def _decide(
         # happened is the ask, which past incidents answer, however close a document
         # on the topic reads.
         return "similar", f"{first} {p1:.2f}, but asks whether it ever happened"
-    if first == "knowledge" and not asked and _only_tells_what_happened(question):
+    if first in {"similar", "knowledge"} and not asked and _only_tells_what_happened(question):
         # "Inserts into our biggest table fail on managed mysql, plenty of disk free":
         # what was seen, and no ask at all. Past incidents are what it is matched
-        # against; a document needs something asked of it.
-        return "similar", f"knowledge {p1:.2f}, but only tells what happened"
+        # against, however close a document reads; a document needs something asked.
+        return "similar", f"{first} {p1:.2f}, and only tells what happened"
     if first in {"similar", "knowledge"} and "by_application" in dict(guess.ranked):
         subject = _only_names_an_application(question, catalog)
         if subject:
