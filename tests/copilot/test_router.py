@@ -988,6 +988,7 @@ def test_whether_a_documents_subject_bit_anyone_else_is_still_searched() -> None
         "Which lessons did the payments team draw from its repeated pool exhaustion incidents?",
         "What ties the checkout outages together?",
         "Is there a writeup that looks across all of PayU Core's timeout incidents?",
+        "Is there a review of the settlement team's reporting incidents?",
     ],
 )
 def test_what_several_incidents_share_asks_for_reviews(question: str) -> None:

@@ -153,11 +153,12 @@ def document_asked(question: str) -> str | None:
 
 # What several incidents share, as people ask for it: what they have in common,
 # what ties them together, the lessons drawn from them, what goes wrong across
-# them. Incident reviews say it, and so may a runbook: no type filter.
+# them, a review of them. Incident reviews say it, and so may a runbook: no type
+# filter.
 _SYNTHESIS_RE = re.compile(
     r"\bin\s+common\b|\b(?:ties?|tying|links?|connects?)\s+(?:[\w'\u2019./-]+\s+){0,5}?together\b"
     r"|\bpatterns?\s+(?:that\s+)?(?:repeat|recur|keep)\w*"
-    r"|\b(?:lessons?|across)\s+(?:[\w'\u2019./-]+\s+){0,12}?"
+    r"|\b(?:lessons?|across|reviews?\s+(?:of|on|about|covering))\s+(?:[\w'\u2019./-]+\s+){0,12}?"
     r"(?:incidents|outages|events|failures|failovers|post-?mortems)\b",
     re.IGNORECASE,
 )
