@@ -1035,3 +1035,9 @@ def test_what_was_seen_with_no_ask_is_matched_against_incidents_whatever_the_evi
     asked = route(question + ", how do we stop it?", catalog=CATALOG, today=TODAY,
                   probe=_documents_read_closer)  # fmt: skip
     assert asked.tool == "search_knowledge"
+
+
+def test_incidents_asked_for_outright_are_searched_whatever_the_evidence() -> None:
+    for question in ["Find incidents about Consul.", "show me outages involving a leap second"]:
+        decided = route(question, catalog=CATALOG, today=TODAY, probe=_documents_read_closer)
+        assert decided.tool == "search_similar_incidents", question

@@ -528,9 +528,21 @@ _ASKS_FOR_PRECEDENT_RE = re.compile(
 )
 
 
+# ...or incidents asked for outright: "Find incidents about Consul.", "show me outages
+# involving a leap second".
+_ASKS_FOR_INCIDENTS_RE = re.compile(
+    r"^\W*(?:please\s+)?(?:find|show|list|search(?:\s+for)?|get|pull(?:\s+up)?|give)\s+(?:me\s+)?"
+    r"(?:all\s+|any\s+|the\s+|some\s+)?(?:past\s+|previous\s+|earlier\s+|old\s+)?"
+    r"(?:incidents?|outages?)\s+(?:about|involving|with|on|related\s+to|regarding|around|"
+    r"where|when|that|caused|from|in\s+which)\b",
+    re.IGNORECASE,
+)
+
+
 def _asks_if_it_happened(question: str) -> bool:
     return bool(
         _ASKS_IF_IT_HAPPENED_RE.search(question)
+        or _ASKS_FOR_INCIDENTS_RE.search(question)
         or _ASKS_FOR_PRECEDENT_RE.search(last_sentence(question))
     )
 
