@@ -677,6 +677,10 @@ _GENERIC_WORDS = {
     "products", "app", "application", "website", "site", "on", "record", "file", "we", "have",
     "any", "all", "every", "incidents", "incident", "outages", "outage",
 }  # fmt: skip
+# Words that point at other things, never part of what a name is: "other services".
+_POINTING_WORDS = frozenset(
+    {"other", "others", "another", "else", "same", "different", "remaining", "rest", "such"}
+)
 _LISTING_PATTERNS = [
     r"^(?:(?:what|which|any|list|show|find|get)\s+)?(?:me\s+)?(?:all\s+|every\s+|the\s+)?"
     r"(?:past\s+)?(?:incidents?|outages?)\s+(?:that\s+)?(?:have\s+|has\s+)?"
@@ -1535,6 +1539,8 @@ def _mention_in(
             subject = " ".join(word.word for word in run)
             if size == 1 and not _may_name_alone(subject, facts, known):
                 continue
+            if all(w.word in _GENERIC_WORDS | _POINTING_WORDS for w in run):
+                continue  # "which other services were hit?" names none, whatever a name says
             match = _matched(subject, facts)
             if match is not None:
                 said = tuple(spaced.get(word.said, word.said) for word in run)

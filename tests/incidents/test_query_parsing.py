@@ -721,3 +721,16 @@ class TestNamesListedTogether:
 def test_only_the_asking_sentences_give_a_search_its_window(text: str, start) -> None:
     window, _ = qp.asked_time_window(text, TODAY)
     assert (window.start if window else None) == start
+
+
+def test_words_that_point_elsewhere_name_no_application_whatever_a_name_says() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("Git backend and other services (one site)", "GitHub"),
+        qp.ApplicationEntry.of("Payments API", "Acme"),
+    ]
+    for question in ["Which other services were hit?", "were other systems affected?"]:
+        assert qp.find_application_mention(question, catalog) is None, question
+    found = qp.find_application_mention("incidents of the git backend", catalog)
+    assert found is not None and found.match.applications == (
+        "Git backend and other services (one site)",
+    )
