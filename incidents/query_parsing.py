@@ -1429,8 +1429,19 @@ def find_application_mention(
     if not catalog:
         return None
     facts = _catalog_facts(tuple(catalog))
-    whole = _mention_in(text, facts)
+    whole = _mention_in(text, facts, _proper_names(text, facts))
     return whole and _with_alternatives(text, whole, facts)
+
+
+# A capitalised word inside a sentence: "Anything affecting Lambda?", "did Pages break?".
+_PROPER_RE = re.compile(r"(?<![.?!]\s)(?<!^)(?<![\w'])[A-Z][a-z]{2,}\b")
+
+
+def _proper_names(text: str, facts: _CatalogFacts) -> frozenset[str]:
+    """Everyday words written as names ("Lambda", "Pages") that a catalog name has:
+    they may name an application alone, as "lambda" in lower case may not."""
+    said = {m.group(0).lower() for m in _PROPER_RE.finditer(text.strip())}
+    return frozenset(said & facts.mention_index.words) - _GENERIC_WORDS
 
 
 # Names given as alternatives or listed together: "aws load balancers (elb/nlb)", "GCLB

@@ -734,3 +734,14 @@ def test_words_that_point_elsewhere_name_no_application_whatever_a_name_says() -
     assert found is not None and found.match.applications == (
         "Git backend and other services (one site)",
     )
+
+
+def test_an_everyday_word_written_as_a_name_names_the_product_that_has_it() -> None:
+    catalog = [
+        qp.ApplicationEntry.of("AWS Lambda us-east-1", "Amazon Web Services"),
+        qp.ApplicationEntry.of("Payments API", "Acme"),
+    ]
+    found = qp.find_application_mention("Anything affecting Lambda?", catalog)
+    assert found is not None and found.match.applications == ("AWS Lambda us-east-1",)
+    # In lower case an everyday word is a word ("lambda functions" in any code).
+    assert qp.find_application_mention("anything affecting lambda functions?", catalog) is None
