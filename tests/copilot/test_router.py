@@ -1041,3 +1041,12 @@ def test_incidents_asked_for_outright_are_searched_whatever_the_evidence() -> No
     for question in ["Find incidents about Consul.", "show me outages involving a leap second"]:
         decided = route(question, catalog=CATALOG, today=TODAY, probe=_documents_read_closer)
         assert decided.tool == "search_similar_incidents", question
+
+
+def test_a_technology_asked_about_is_searched_not_the_product_naming_it_aside() -> None:
+    catalog = [*CATALOG, qp.ApplicationEntry.of("Build Runners (Redis)", "Acme")]
+    decided = route("Find incidents about Redis.", catalog=catalog, today=TODAY)
+    assert decided.tool == "search_similar_incidents"
+    # The product itself asked about is still its listing.
+    listed = route("Find incidents about Build Runners.", catalog=catalog, today=TODAY)
+    assert listed.tool == "get_incidents_by_application"

@@ -438,11 +438,20 @@ def _slots_agree(
             return runner_up, f"by_application {guess.confidence:.2f}, a component only"
         if _words_beside(question, mention) > 1:
             return runner_up, f"{mention.subject} is a component, and there is more to search"
+        if _ABOUT_A_TOPIC_RE.search(question):
+            # "Find incidents about Redis": a technology asked about, wherever it ran,
+            # not the one product whose name mentions it in parentheses.
+            return "similar", f"{mention.subject} is a component, asked about as a topic"
     if not sure:
         decided = _by_application_named(question, {intent, runner_up}, catalog, today)
         if decided is not None:
             return decided
     return intent, ""
+
+
+_ABOUT_A_TOPIC_RE = re.compile(
+    r"\b(?:about|involving|regarding|concerning|related\s+to|to\s+do\s+with)\b", re.IGNORECASE
+)
 
 
 def _by_window(
