@@ -430,3 +430,15 @@ def test_the_incidents_a_document_draws_on_are_named_as_its_sources() -> None:
     assert (
         "draws on 2 incidents; this one:\n\n> Root Cause: A slow query held connections." in answer
     )
+
+
+def test_follow_ups_quote_what_the_write_up_committed_to() -> None:
+    committed = Row(
+        "INC-2025-10-02-001", "Checkout latency from exhausted pool",
+        body="Checkout was slow for 25 minutes. The team planned to add pool alerts.",
+    )  # fmt: skip
+    state = ConversationState(STATE.focus[:1], "details on INC-2025-10-02-001")
+    answer = write_answer("Any follow-up actions?", lookups(committed), state)
+    assert answer.startswith("> The team planned to add pool alerts.")
+    answer = write_answer("Any follow-up actions?", lookups(POOL), state)
+    assert answer.startswith("The record of INC-2025-10-02-001 names no follow-ups.")

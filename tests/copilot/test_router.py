@@ -1050,3 +1050,18 @@ def test_a_technology_asked_about_is_searched_not_the_product_naming_it_aside() 
     # The product itself asked about is still its listing.
     listed = route("Find incidents about Build Runners.", catalog=catalog, today=TODAY)
     assert listed.tool == "get_incidents_by_application"
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # The incident's own follow-ups and lessons are in its record...
+        ("Any follow-up actions?", "lookup_incident_by_id"),
+        ("What lessons were learned?", "lookup_incident_by_id"),
+        # ...what we should learn is for documents.
+        ("What lessons should we take from it for our own pools?", "search_knowledge"),
+    ],
+)
+def test_its_follow_ups_are_read_from_its_record(question: str, tool: str) -> None:
+    one = ConversationState((FOCUS.focus[0],), "details on INC-2025-10-02-001")
+    assert [name for name, _ in plan_of(question, one)][:1] == [tool]

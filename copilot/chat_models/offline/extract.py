@@ -95,7 +95,16 @@ _SAYS: dict[str, re.Pattern[str]] = {
         r"workaround|reboot\w*|restart\w*|resolv\w*)\b",
         re.I,
     ),
+    # What the write-up committed to ("planned to review other regexes", "committed
+    # to understanding why testing missed the bug", "is adding regional failover").
+    "Follow-ups": re.compile(
+        r"\b(?:committed|commit(?:s|ting)?\s+to|planned|plans?\s+to|planning|will|"
+        r"(?:is|are|was|were)\s+(?:adding|moving|building|working|redesigning)|follow[- ]?ups?|"
+        r"action\s+items?|promised|intends?|prioriti[sz]ed|audit\w*|going\s+forward)\b",
+        re.I,
+    ),
 }
+FOLLOW_UPS_RE = _SAYS["Follow-ups"]
 _NEVER = re.compile(r"(?!)")
 # The shape an answer takes where the question says: a version number, a time of
 # day, a share. A sentence of that shape answers it over one that only resembles it

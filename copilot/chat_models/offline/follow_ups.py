@@ -195,6 +195,23 @@ _OWN_REPORT_RE = re.compile(
 )
 
 
+# What the incident's own write-up committed to: its follow-ups, action items and the
+# lessons its team drew ("what lessons were learned?"), which its record tells; what
+# *we* should learn is for documents.
+_ITS_FOLLOW_UPS_RE = re.compile(
+    r"\b(?:follow[- ]?ups?|follow[- ]up\s+actions?|action\s+items?|remediation\s+items?|"
+    r"post-?incident\s+actions?|lessons?\s+(?:were\s+|did\s+they\s+|they\s+)?(?:learn(?:ed|t)?|drawn)|"
+    r"what\s+did\s+they\s+(?:learn|commit\s+to|promise|plan))\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_RE = re.compile(r"\b(?:we|us|our|ours|i|my)\b", re.IGNORECASE)
+
+
+def asks_its_follow_ups(question: str) -> bool:
+    """ "Any follow-up actions?", "what lessons were learned?": the record's own."""
+    return bool(_ITS_FOLLOW_UPS_RE.search(question)) and not _FIRST_PERSON_RE.search(question)
+
+
 def asks_its_own_report(question: str) -> bool:
     return bool(_OWN_REPORT_RE.search(question))
 
@@ -608,6 +625,8 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
     """How a follow-up refers back: knowledge | around | similar | recurrence |
     superlative | select_many | one."""
     asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
+    if asks_its_follow_ups(question) and not about_documents:
+        return "one"
     if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"
     if around_focus(question, state.focus[0]) is not None and not _names_one_shown(question, state):

@@ -223,6 +223,7 @@ def _follow_up_kind(
         or follow_ups.says_nothing_of_its_own(question)
         or follow_ups.points_back(question)
         or documents_about_it
+        or (len(state.focus) == 1 and follow_ups.asks_its_follow_ups(question))
         or (_leans_back(question, guess, state) and not _stands_apart(question, state, catalog))
     )
     if not referring:

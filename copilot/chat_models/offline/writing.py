@@ -49,6 +49,9 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
     # Before "accountable": "who got hit?" asks who suffered, not who was at fault.
     ("affected", extract.AFFECTED_RE),
     ("when", extract.WHEN_RE),
+    # "Any follow-up actions?", "what lessons were learned?": what the write-up committed to.
+    ("follow_ups", re.compile(r"\b(?:follow[- ]?ups?|action\s+items?|remediation\s+items?|"
+                              r"lessons?|commit\w*\s+to|promis\w*)\b", re.I)),
     ("accountable", re.compile(r"\b(?:accountable|responsible|who|owner|blame\w*)\b", re.I)),
     ("mitigation", re.compile(
         r"\b(?:mitigat\w*|fix\w*|resolv\w*|resolution|remediat\w*|recover\w*|restor\w*|workaround|"
@@ -344,7 +347,22 @@ def _from_body(question: str, record: Record) -> str:
     return _best_sentence(question, record) or "The record does not say."
 
 
+def _follow_ups(question: str, record: Record) -> str:
+    """What the write-up committed to: the sentences that say it, with the recorded
+    mitigation when that says it too; else that it names none, and what was done."""
+    says = extract.FOLLOW_UPS_RE
+    mitigation = record.get("Mitigation")
+    fixed = [f"> Mitigation: {mitigation}"] if says.search(mitigation) else []
+    sentences = [f"> {s}" for s in extract.sentences_saying(question, record, "Follow-ups")]
+    if fixed or sentences:
+        return "\n".join([*fixed, *sentences])
+    return (
+        f"The record of {record.id} names no follow-ups. What was done:\n> Mitigation: {mitigation}"
+    )
+
+
 _FACT_WRITERS: dict[str, Callable[[str, Record], str]] = {
+    "follow_ups": _follow_ups,
     "mitigation": _mitigation,
     "root_cause": _root_cause,
     "accountable": _accountable,
