@@ -105,9 +105,9 @@ def test_sync_builds_a_valid_partial_index_for_the_active_version(
     assert (built, dropped) == ([name, text_name], [])
     assert _partial_indexes() == {name: True, text_name: True}
     definition = _pg_indexes_definition(name)
-    # The full index's definition, with the version as its predicate.
+    # The full index's expression, its own graph parameters, the version as its predicate.
     assert "USING hnsw (((embedding)::halfvec(384)) halfvec_cosine_ops)" in definition
-    assert "m='32'" in definition and "ef_construction='400'" in definition
+    assert "m='16'" in definition and "ef_construction='200'" in definition
     assert definition.endswith(f"WHERE (version_id = {version.pk})")
     text_definition = _pg_indexes_definition(text_name)
     assert "USING gin (search_vector)" in text_definition
