@@ -136,11 +136,14 @@ def _versions_fully_indexed() -> frozenset[int]:
 
 
 def _partial_indexes_present() -> dict[str, tuple[int, bool]]:
-    """Partial index name -> (its version id, whether it is valid: usable by queries)."""
+    """Partial index name -> (its version id, whether it is usable: valid, and
+    built with the parameters wanted now). One built with others (an m 32 graph
+    from before PARTIAL_HNSW_M) counts as invalid: search leaves it, the sync
+    builds it again."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.relname, i.indisvalid AND i.indisready FROM pg_index i"
-            " JOIN pg_class c ON c.oid = i.indexrelid"
+            "SELECT c.relname, i.indisvalid AND i.indisready, coalesce(c.reloptions, '{}')"
+            " FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
             " WHERE i.indrelid = %s::regclass AND (c.relname LIKE %s OR c.relname LIKE %s)",
             [
                 IncidentChunk._meta.db_table,
@@ -149,11 +152,19 @@ def _partial_indexes_present() -> dict[str, tuple[int, bool]]:
             ],
         )
         found = {}
-        for name, valid in cursor.fetchall():
+        for name, valid, options in cursor.fetchall():
             match = _NAME_RE.match(name)
             if match:
-                found[name] = (int(match.group(1)), bool(valid))
+                current = sorted(options) == _options_wanted(name)
+                found[name] = (int(match.group(1)), bool(valid) and current)
     return found
+
+
+def _options_wanted(name: str) -> list[str]:
+    """pg_class.reloptions of the partial index `name` as the sync builds it, sorted."""
+    if not name.startswith(PARTIAL_INDEX_PREFIX):
+        return []  # the GIN index: PostgreSQL's defaults
+    return sorted([f"m={PARTIAL_HNSW_M:d}", f"ef_construction={PARTIAL_HNSW_EF_CONSTRUCTION:d}"])
 
 
 def partial_index_wanted() -> set[int]:

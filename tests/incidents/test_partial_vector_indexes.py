@@ -149,6 +149,26 @@ def test_an_invalid_partial_index_is_never_read_and_is_built_again(
         assert _partial_indexes() == dict.fromkeys(_both(version.pk), True)
 
 
+def test_a_partial_index_built_with_other_parameters_is_built_again(
+    small_threshold: None, version: DatasetVersion
+) -> None:
+    """An m 32 graph, as partial indexes were built before PARTIAL_HNSW_M."""
+    partial_indexes_sync()
+    name = partial_index_name(version.pk)
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP INDEX "{name}"')
+        cursor.execute(
+            f'CREATE INDEX "{name}" ON incidents_incidentchunk USING hnsw'
+            " ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 32, ef_construction = 400)"
+            f" WHERE version_id = {version.pk:d}"
+        )
+    forget_partial_indexes()
+    assert partial_index_versions() == frozenset()  # search reads the full indexes
+    assert partial_indexes_sync() == ([name], [name])
+    assert "m='16'" in _pg_indexes_definition(name)
+    assert partial_index_versions() == {version.pk}
+
+
 def test_a_failed_build_leaves_no_invalid_index(
     small_threshold: None, version: DatasetVersion
 ) -> None:
