@@ -1,5 +1,6 @@
-"""Partial HNSW indexes of active incident versions (incidents.vector_indexes),
-on the real PostgreSQL: built, dropped, read by search's own vector statement."""
+"""Partial HNSW and full-text indexes of active incident versions
+(incidents.vector_indexes), on the real PostgreSQL: built, dropped, read by
+search's own vector and full-text statements."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from incidents.vector_indexes import (
     partial_index_name,
     partial_index_versions,
     partial_indexes_sync,
+    partial_text_index_name,
 )
 from tests.celery_worker import celery_worker
 from tests.factories import incident_row, incidents_import
@@ -59,9 +61,14 @@ def _partial_indexes() -> dict[str, bool]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c"
-            " ON c.oid = i.indexrelid WHERE c.relname LIKE 'incidents_chunk_hnsw_v%%'"
+            " ON c.oid = i.indexrelid WHERE c.relname ~ '^incidents_chunk_(hnsw|fts)_v[0-9]+$'"
         )
         return dict(cursor.fetchall())
+
+
+def _both(version_id: int) -> list[str]:
+    """A version's partial index names, in the order the sync builds them."""
+    return [partial_index_name(version_id), partial_text_index_name(version_id)]
 
 
 def _pg_indexes_definition(name: str) -> str:
@@ -94,14 +101,17 @@ def test_sync_builds_a_valid_partial_index_for_the_active_version(
     small_threshold: None, version: DatasetVersion
 ) -> None:
     built, dropped = partial_indexes_sync()
-    name = partial_index_name(version.pk)
-    assert (built, dropped) == ([name], [])
-    assert _partial_indexes() == {name: True}
+    name, text_name = _both(version.pk)
+    assert (built, dropped) == ([name, text_name], [])
+    assert _partial_indexes() == {name: True, text_name: True}
     definition = _pg_indexes_definition(name)
-    # The full index's definition, with the version as its predicate.
+    # The full index's expression, its own graph parameters, the version as its predicate.
     assert "USING hnsw (((embedding)::halfvec(384)) halfvec_cosine_ops)" in definition
-    assert "m='32'" in definition and "ef_construction='400'" in definition
+    assert "m='16'" in definition and "ef_construction='200'" in definition
     assert definition.endswith(f"WHERE (version_id = {version.pk})")
+    text_definition = _pg_indexes_definition(text_name)
+    assert "USING gin (search_vector)" in text_definition
+    assert text_definition.endswith(f"WHERE (version_id = {version.pk})")
     assert partial_index_versions() == {version.pk}
     assert partial_indexes_sync() == ([], [])  # idempotent
 
@@ -111,7 +121,7 @@ def test_archiving_the_version_drops_its_partial_index(
 ) -> None:
     partial_indexes_sync()
     dataset_version_archive(version=version)
-    assert partial_indexes_sync() == ([], [partial_index_name(version.pk)])
+    assert partial_indexes_sync() == ([], sorted(_both(version.pk)))
     assert _partial_indexes() == {}
     assert partial_index_versions() == frozenset()
 
@@ -125,17 +135,38 @@ def test_versions_below_the_threshold_get_none(version: DatasetVersion) -> None:
 def test_an_invalid_partial_index_is_never_read_and_is_built_again(
     small_threshold: None, version: DatasetVersion
 ) -> None:
-    """What a build cut short (crash, cancel) leaves: present, invalid."""
+    """What a build cut short (crash, cancel) leaves: present, invalid. Either
+    index invalid, search reads neither partial index."""
+    partial_indexes_sync()
+    for name in _both(version.pk):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name]
+            )
+        forget_partial_indexes()
+        assert partial_index_versions() == frozenset()  # search reads the full indexes
+        assert partial_indexes_sync() == ([name], [name])  # dropped, then built again
+        assert _partial_indexes() == dict.fromkeys(_both(version.pk), True)
+
+
+def test_a_partial_index_built_with_other_parameters_is_built_again(
+    small_threshold: None, version: DatasetVersion
+) -> None:
+    """An m 32 graph, as partial indexes were built before PARTIAL_HNSW_M."""
     partial_indexes_sync()
     name = partial_index_name(version.pk)
     with connection.cursor() as cursor:
+        cursor.execute(f'DROP INDEX "{name}"')
         cursor.execute(
-            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name]
+            f'CREATE INDEX "{name}" ON incidents_incidentchunk USING hnsw'
+            " ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 32, ef_construction = 400)"
+            f" WHERE version_id = {version.pk:d}"
         )
     forget_partial_indexes()
-    assert partial_index_versions() == frozenset()  # search reads the full index
-    assert partial_indexes_sync() == ([name], [name])  # dropped, then built again
-    assert _partial_indexes() == {name: True}
+    assert partial_index_versions() == frozenset()  # search reads the full indexes
+    assert partial_indexes_sync() == ([name], [name])
+    assert "m='16'" in _pg_indexes_definition(name)
+    assert partial_index_versions() == {version.pk}
 
 
 def test_a_failed_build_leaves_no_invalid_index(
@@ -157,7 +188,7 @@ def test_a_failed_build_leaves_no_invalid_index(
     finally:
         IncidentChunk.objects.filter(pk=chunk.pk).delete()
         declared_indexes_ensure([IncidentChunk])
-    assert partial_indexes_sync() == ([partial_index_name(version.pk)], [])  # the retry
+    assert partial_indexes_sync() == (_both(version.pk), [])  # the retry
 
 
 def _whole_scope(monkeypatch: pytest.MonkeyPatch) -> ChunkScope:
@@ -173,18 +204,26 @@ def _explain_generic(scope: ChunkScope) -> str:
     """EXPLAIN of search's vector statement as a prepared statement's generic
     plan sees it ($n parameters), on a table too small to prefer an index."""
     sql, _ = _fused_winners_sql(Fusion(scope, "incident", embed_query_literal(QUESTIONS[0]), [], 5))
+    return _explain_generic_sql(sql)
+
+
+def _explain_generic_sql(sql: str, *, index_scans: bool = True) -> str:
+    """`index_scans=False`: bitmap scans only, as a full-text match is read (on a
+    table of a few dozen rows a plain index scan of the version would win)."""
     numbered = sql
     for n in range(1, sql.count("%s") + 1):
         numbered = numbered.replace("%s", f"${n}", 1)
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
         cursor.execute("SET enable_sort = off")
+        cursor.execute(f"SET enable_indexscan = {'on' if index_scans else 'off'}")
         try:
             cursor.execute(f"EXPLAIN (GENERIC_PLAN) {numbered}")
             return "\n".join(row[0] for row in cursor.fetchall())
         finally:
             cursor.execute("RESET enable_seqscan")
             cursor.execute("RESET enable_sort")
+            cursor.execute("RESET enable_indexscan")
 
 
 def test_the_search_vector_statement_reads_the_partial_index(
@@ -202,6 +241,37 @@ def test_the_search_vector_statement_reads_the_partial_index(
     plan = _explain_generic(scope)
     assert partial_index_name(version.pk) in plan
     assert "incidents_chunk_embedding_hnsw" not in plan
+
+
+def _text_statement(question: str) -> str:
+    """The full-text statement search runs for `question`, as sent."""
+    sent: list[str] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if "ts_rank" in sql:
+            sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        selectors.incident_search_similar(query=question, limit=5)
+    assert len(sent) == 1
+    return sent[0]
+
+
+def test_the_search_full_text_statement_reads_the_partial_text_index(
+    small_threshold: None, version: DatasetVersion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(selectors, "EXACT_SEARCH_MAX_CHUNKS", 0)
+    before = _explain_generic_sql(_text_statement(QUESTIONS[0]), index_scans=False)
+    assert "incidents_chunk_fts_ver_gin" in before
+
+    partial_indexes_sync()
+    forget_partial_indexes()
+    with connection.cursor() as cursor:  # statistics, as a real table has them
+        cursor.execute("ANALYZE incidents_incidentchunk")
+    plan = _explain_generic_sql(_text_statement(QUESTIONS[0]), index_scans=False)
+    assert partial_text_index_name(version.pk) in plan
+    assert "incidents_chunk_fts_ver_gin" not in plan
 
 
 def _hits(question: str) -> list[tuple[str, float]]:
@@ -235,7 +305,9 @@ def test_activation_queues_the_build_and_archiving_the_drop(tmp_path: Path) -> N
             name = partial_index_name(staged.pk)
             dataset_version_activate(version=staged)
             wait_until(
-                lambda: _partial_indexes() == {name: True}, "the partial index build", WAIT_SECONDS
+                lambda: _partial_indexes() == dict.fromkeys(_both(staged.pk), True),
+                "the partial indexes' build",
+                WAIT_SECONDS,
             )
             dataset_version_archive(version=staged)
             wait_until(lambda: _partial_indexes() == {}, "the partial index drop", WAIT_SECONDS)
