@@ -1482,6 +1482,11 @@ def _with_alternatives(
     )
 
 
+def names_only_a_company(mention: ApplicationMention, catalog: Sequence[ApplicationEntry]) -> bool:
+    """ "Mozilla outages": the words name a company (its applications may not say it)."""
+    return _names_only_a_company(mention, _catalog_facts(tuple(catalog)))
+
+
 def _names_only_a_company(mention: ApplicationMention, facts: _CatalogFacts) -> bool:
     terms = application_terms(mention.subject)
     return bool(terms) and all(t in facts.company_words for t in terms)

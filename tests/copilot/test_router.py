@@ -1065,3 +1065,10 @@ def test_a_technology_asked_about_is_searched_not_the_product_naming_it_aside() 
 def test_its_follow_ups_are_read_from_its_record(question: str, tool: str) -> None:
     one = ConversationState((FOCUS.focus[0],), "details on INC-2025-10-02-001")
     assert [name for name, _ in plan_of(question, one)][:1] == [tool]
+
+
+def test_a_company_its_applications_do_not_name_is_still_a_listing() -> None:
+    catalog = [*CATALOG, qp.ApplicationEntry.of("Firefox add-ons (signing certificate)", "Mozilla")]
+    assert route("Mozilla outages", catalog=catalog, today=TODAY).tool == (
+        "get_incidents_by_application"
+    )

@@ -434,7 +434,13 @@ def _slots_agree(
         return intent, ""
     mention = qp.find_application_mention(question, catalog)
     runner_up = guess.ranked[1][0]
-    if mention is not None and mention.names_a_component:
+    # "Mozilla outages": a company whose applications' names do not say it is no
+    # component of them.
+    if (
+        mention is not None
+        and mention.names_a_component
+        and not qp.names_only_a_company(mention, catalog)
+    ):
         if not sure:
             return runner_up, f"by_application {guess.confidence:.2f}, a component only"
         if _words_beside(question, mention) > 1:
