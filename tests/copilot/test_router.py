@@ -264,12 +264,12 @@ def plan_of(question: str, state: ConversationState = FOCUS) -> list[tuple[str, 
                                 "limit": 10, "type_filter": "known_issue"})]),
         ("Did it happen again later?",
          [("search_similar_incidents",
-           {"query": "Checkout latency from exhausted pool since October 2025", "limit": 6})]),
+           {"query": "latency from exhausted pool since October 2025", "limit": 6})]),
         # "Like that" somewhere else: the same search, with where.
         ("Anything similar at GitHub?", [("search_similar_incidents",
-          {"query": "Checkout latency from exhausted pool github", "limit": 6})]),
+          {"query": "latency from exhausted pool github", "limit": 6})]),
         ("More like this", [("search_similar_incidents",
-                             {"query": "Checkout latency from exhausted pool", "limit": 6})]),
+                             {"query": "latency from exhausted pool", "limit": 6})]),
     ],
 )  # fmt: skip
 def test_follow_ups_act_on_what_the_last_turn_found(question: str, expected: list) -> None:
@@ -366,10 +366,14 @@ WRAPAROUND = RememberedDocument(
       [("search_similar_incidents",
         {"query": "vacuum fall behind days until writes stopped", "limit": 5})]),
      # A story of the document's subject, pointed at ("that limit"): both.
+     ("Did that wraparound ever break writes on a busy database for hours?",
+      [("search_similar_incidents",
+        {"query": "wraparound writes busy database hours PostgreSQL transaction ID "
+                  "wraparound protection", "limit": 5})]),
+     # Where it happened is no story: the document's subject.
      ("Did that wraparound cause a production outage somewhere?",
       [("search_similar_incidents",
-        {"query": "wraparound cause production somewhere PostgreSQL transaction ID "
-                  "wraparound protection", "limit": 5})]),
+        {"query": "PostgreSQL transaction ID wraparound protection", "limit": 5})]),
      # Documents asked for: documents.
      ("is there a runbook for that?",
       [("search_knowledge",
@@ -1072,3 +1076,126 @@ def test_a_company_its_applications_do_not_name_is_still_a_listing() -> None:
     assert route("Mozilla outages", catalog=catalog, today=TODAY).tool == (
         "get_incidents_by_application"
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A demonstrative before a word for an event points at what was shown, however
+        # the model leans...
+        ("Is there a design doc that explains that failure pattern?", "search_knowledge"),
+        ("Did any other companies get hit by that outage?", "search_similar_incidents"),
+        ("Has that same bug hit anyone since?", "search_similar_incidents"),
+    ],
+)
+def test_that_outage_points_at_the_incident_shown(question: str, tool: str) -> None:
+    (name, arguments), *_ = plan_of(question, CHECKOUT_ONLY)
+    assert (name, "exhausted pool" in arguments["query"]) == (tool, True)
+
+
+def test_a_relative_that_before_a_noun_points_at_nothing() -> None:
+    question = "Is there a runbook that covers errors from the ledger export?"
+    (name, arguments), *_ = plan_of(question, CHECKOUT_ONLY)
+    assert (name, "exhausted pool" in arguments["query"]) == ("search_knowledge", False)
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A repeat guarded against is what the record's follow-ups say...
+        ("What did they change so it wouldn't happen again?", "lookup_incident_by_id"),
+        ("What did they do afterwards to stop it happening again?", "lookup_incident_by_id"),
+        # ...a repeat asked about is a search of later incidents.
+        ("So did it happen again?", "search_similar_incidents"),
+        ("Has it come back since?", "search_similar_incidents"),
+    ],
+)
+def test_a_repeat_guarded_against_is_not_a_repeat_asked_about(question: str, tool: str) -> None:
+    assert plan_of(question, CHECKOUT_ONLY)[0][0] == tool
+
+
+LEDGERLY = ConversationState(
+    (Remembered("INC-2024-05-05-001", "Ledgerly uploads fail when the key hits the 32-bit limit",
+                "Ledgerly uploads (API)", "2024-05-05", "the id column overflowed"),),
+    "uploads failing",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Has the same kind of overflow hit anyone else?", "Any others like it?", "Did it recur?"],
+)
+def test_others_like_it_are_searched_without_its_company(question: str) -> None:
+    # The application's name in the query would keep the search to that application.
+    (name, arguments), *_ = plan_of(question, LEDGERLY)
+    assert (name, "Ledgerly" in arguments["query"], "32-bit" in arguments["query"]) == (
+        "search_similar_incidents", False, True
+    )  # fmt: skip
+
+
+def test_they_in_a_search_around_it_keeps_to_its_company() -> None:
+    question = "Didn't they have another big global outage shortly before that?"
+    (name, arguments), *_ = plan_of(question, LEDGERLY)
+    assert name == "search_similar_incidents"
+    assert arguments["query"].startswith("Ledgerly another big global outage between")
+
+
+@pytest.mark.parametrize(
+    ("question", "incident_id"),
+    [
+        ("For the big outage in June 2024, what did they change?", "INC-2024-06-02-001"),
+        ("Back in 2021, how long were they down?", "INC-2021-09-30-001"),
+    ],
+)
+def test_a_month_only_one_listed_incident_falls_in_points_at_it(
+    question: str, incident_id: str
+) -> None:
+    assert plan_of(question, LISTED) == [("lookup_incident_by_id", {"incident_id": incident_id})]
+
+
+def test_incidents_asked_for_in_a_listed_month_are_a_new_listing() -> None:
+    tools = [name for name, _ in plan_of("any other outages in June 2024?", LISTED)]
+    assert "lookup_incident_by_id" not in tools
+
+
+def test_the_earlier_one_compares_the_two_shown_first() -> None:
+    # An incident, the one found shortly before it, and older search results.
+    found = ConversationState(
+        (*FOCUS.focus, Remembered("INC-2025-03-03-001", "Ledger export stuck", "Ledger", "2025-03-03")),
+        "another one before that?",
+    )  # fmt: skip
+    assert plan_of("What was the root cause of the earlier one?", found) == SECOND
+
+
+@pytest.mark.parametrize(
+    ("question", "tools"),
+    [
+        # Where a document's subject was met: the cases it names, read by id...
+        ("Who ran into this in production?", ["lookup_incident_by_id"] * 2),
+        ("Which outage was it seen in, and how long did it last?", ["lookup_incident_by_id"] * 2),
+        # ...others beyond them are searched.
+        ("Has anyone else run into it since?", ["search_similar_incidents"]),
+    ],
+)
+def test_where_a_documents_subject_was_met_reads_its_cases(question: str, tools: list) -> None:
+    state = ConversationState((), "sequences jumping?", documents=(SEQUENCES,))
+    assert [name for name, _ in plan_of(question, state)] == tools
+
+
+def test_a_place_it_happened_asks_for_incidents_of_a_documents_subject() -> None:
+    state = ConversationState(FOCUS.focus, "wraparound?", documents=(WRAPAROUND,))
+    (name, arguments), *_ = plan_of("Has that actually caused data loss somewhere?", state)
+    assert (name, "wraparound" in arguments["query"]) == ("search_similar_incidents", True)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Can we rely on settlement ids being sequential? We just saw one skip by 40 after a failover.",
+        "Is it safe to assume a webhook is delivered exactly once?",
+        "Are DNS TTLs guaranteed to be honoured by every resolver?",
+        "could I count on checkout retries being idempotent",
+    ],
+)
+def test_whether_a_property_can_be_relied_on_asks_for_documents(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"

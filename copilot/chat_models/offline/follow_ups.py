@@ -44,7 +44,18 @@ _FIELD_RE = re.compile(
 )
 # "Did it happen again?", not "how did they get jobs moving again" (a recovery).
 _RECURRENCE_RE = re.compile(
-    r"\b(?:again|later|recur\w*|since\s+then|after\s+that)\b", re.IGNORECASE
+    # "Has that hit anyone since?": a bare "since" closing the question is "since then".
+    r"\b(?:again|later|recur\w*|since\s+then|after\s+that)\b|\bsince\s*(?:[?.!]|$)",
+    re.IGNORECASE,
+)
+# "What did they change so it wouldn't happen again?", "…to stop it happening again?":
+# a repeat guarded against (a purpose), which the record's follow-ups tell, not a
+# repeat asked about ("so did it happen again?" still asks).
+_NEVER_AGAIN_RE = re.compile(
+    r"\b(?:so(?:\s+that)?\s+(?:it|that|this|they|we)\s+(?:would|will|could|can|should|might|"
+    r"wouldn't|won't|can't|couldn't|wouldnt|wont|cant|never|not)|to\s+(?:make\s+sure|ensure|"
+    r"stop|keep|avoid))\b[^.?!]{0,40}?\bagain\b",
+    re.IGNORECASE,
 )
 # "Again" after a word for a working state is the recovery, not a repeat.
 _WORKING_AGAIN_RE = re.compile(
@@ -70,7 +81,8 @@ _WAS_A_REPEAT_RE = re.compile(
 def asks_recurrence(question: str) -> bool:
     if _WAS_A_REPEAT_RE.search(question):
         return False  # "was it a recurrence?": its record, not later incidents
-    return bool(_RECURRENCE_RE.search(_WORKING_AGAIN_RE.sub(" ", question)))
+    question = _NEVER_AGAIN_RE.sub(" ", _WORKING_AGAIN_RE.sub(" ", question))
+    return bool(_RECURRENCE_RE.search(question))
 
 
 _SIMILAR_RE = re.compile(
@@ -81,7 +93,12 @@ _SIMILAR_RE = re.compile(
     # "had that happened before somewhere?", "a repeat of something elsewhere?": the
     # same thing at someone else is a search, not a field of this record.
     r"(?:happen\w*|seen|repeat\w*|hit|bit(?:e|ten)?)\b.*?\b(?:somewhere|anywhere|elsewhere|"
-    r"other\s+compan(?:y|ies)|anyone\s+else|anybody\s+else))\b",
+    r"other\s+compan(?:y|ies)|anyone\s+else|anybody\s+else))\b"
+    # "Did any other companies write up how that outage hit them?": other companies'
+    # incidents are records of their own (other customers, services or regions are
+    # parts of this one).
+    r"|\b(?:other|else's)\s+(?:compan(?:y|ies)|firms?|organi[sz]ations?|businesses|vendors?|"
+    r"providers?)\b",
     re.IGNORECASE,
 )
 # "any other incident where the database couldn't promote a primary?": others
@@ -221,7 +238,9 @@ def asks_its_own_report(question: str) -> bool:
 _OCCURRED_RE = re.compile(
     r"\b(?:bit(?:e|ten)?|burn(?:ed|t)?|hit|happen\w*|seen|occurr\w*|incidents?|outages?|"
     r"examples?|in\s+practice|in\s+the\s+wild|for\s+real|real[- ]world|draw\w*\s+on|"
-    r"based\s+on|break\w*|broke)\b",
+    r"based\s+on|break\w*|broke|"
+    # "Has that actually caused data loss somewhere?": a place it happened.
+    r"somewhere|anywhere|elsewhere|in\s+prod(?:uction)?)\b",
     re.IGNORECASE,
 )
 _PAST_OR_WHICH_RE = re.compile(r"\b(?:ever|before|anyone|anybody|which|any|who)\b", re.I)
@@ -258,6 +277,13 @@ _SOURCES_RE = re.compile(
     r"refers?\s+to|behind\s+(?:it|that|this|the)|inspired|prompted)\b",
     re.IGNORECASE,
 )
+# "Which outage was it seen in?", "who ran into this in production?": the cases the
+# document names, unless others are asked for ("has anyone else run into it since?").
+_MET_IN_RE = re.compile(
+    r"\b(?:(?:seen|observed|spotted|reported)\s+(?:in|at|during|by)|(?:ran|run|running)\s+into)\b",
+    re.IGNORECASE,
+)
+_BEYOND_RE = re.compile(r"\b(?:else|other|another|since|again|recently|lately)\b", re.I)
 SOURCES_LIMIT = 5
 
 
@@ -267,7 +293,8 @@ def asks_sources_of_documents(question: str, state: ConversationState) -> bool:
     one of them by its year ("what set off the 2021 one?")."""
     if not state.documents or not state.documents[0].related:
         return False
-    return bool(_SOURCES_RE.search(question)) or _dated_source(question, state) is not None
+    met = _MET_IN_RE.search(question) and not _BEYOND_RE.search(question)
+    return bool(_SOURCES_RE.search(question) or met) or _dated_source(question, state) is not None
 
 
 def _dated_source(question: str, state: ConversationState) -> str | None:
@@ -346,7 +373,15 @@ def _own_subject(question: str) -> str:
     "power/cooling events" in "runbook for power/cooling events?", nothing in "is
     there a runbook for that kind of thing?"."""
     text = _DOCUMENT_VERBS_RE.sub(" ", _DOCUMENT_RE.sub(" ", _PROCEDURE_RE.sub(" ", question)))
-    return " ".join(w for w in content_words(text) if len(w) > 1 and w not in _POINTER_WORDS)
+    skip = _POINTER_WORDS | _CONTRACTION_STUBS
+    return " ".join(w for w in content_words(text) if len(w) > 1 and w not in skip)
+
+
+# What is left of "didn't", "wasn't" once the apostrophe splits the word.
+_CONTRACTION_STUBS = frozenset(
+    {"didn", "doesn", "don", "wasn", "weren", "isn", "aren", "hasn", "haven", "hadn", "wouldn",
+     "couldn", "shouldn", "won", "can"}
+)  # fmt: skip
 
 
 # Words that point back or ask whether something exists, not what it is about.
@@ -360,10 +395,42 @@ _POINTER_WORDS = frozenset(
 )  # fmt: skip
 
 
+# "Didn't they have another outage before that?": the company in focus is the
+# subject; "has it hit anyone else?" asks past it.
+_THEY_RE = re.compile(r"\b(?:they|their|them)\b", re.IGNORECASE)
+_ANYONE_ELSE_RE = re.compile(
+    r"\b(?:any(?:one|body|where)|some(?:one|body|where)|else(?:where)?|other\s+\w+)\b", re.I
+)
+
+
+def _same_company(question: str) -> bool:
+    return bool(_THEY_RE.search(question)) and not _ANYONE_ELSE_RE.search(question)
+
+
+def company(item: Remembered) -> str:
+    """ "Strava uploads" → "Strava": whose incident it was, as its title opens."""
+    words = item.application.split()
+    return re.sub(r"'s$", "", words[0]) if words else ""
+
+
+def searched_title(item: Remembered, question: str) -> str:
+    """The title to search others by. Its company is left out unless the question
+    asks about that company ("did they…"): a title naming an application verbatim
+    makes the search keep to that application, and "has it hit anyone since?" asks
+    about the failure wherever it happened."""
+    if _same_company(question):
+        return item.title
+    application = re.sub(r"\s*\(.*?\)", "", item.application).strip()
+    title = item.title
+    for name in filter(None, (application, company(item))):
+        title = re.sub(rf"(?<!\w){re.escape(name)}(?:'s)?(?!\w)", " ", title, flags=re.I)
+    return " ".join(title.split()) or item.title
+
+
 def _recurrence_follow_up(question: str, state: ConversationState) -> list[Route]:
     """Later incidents like the one in focus: its title, from its month on."""
     item = state.focus[0]
-    query = item.title
+    query = searched_title(item, question)
     if item.occurred_at[:7].count("-") == 1:
         year, month = item.occurred_at[:7].split("-")
         query += f" since {_MONTH_NAMES[int(month) - 1]} {year}"
@@ -380,7 +447,8 @@ def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
     if len(_own_stems(said)) >= 2:  # what the others share is said: that alone is searched
         return [Route("search_similar_incidents", {"query": said, "limit": limit}, "others where")]
     own = _own_subject(question)
-    query = f"{state.focus[0].title} {own}" if own else state.focus[0].title
+    title = searched_title(state.focus[0], question)
+    query = f"{title} {own}" if own else title
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
 
 
@@ -395,7 +463,9 @@ def _around_follow_up(question: str, state: ConversationState) -> list[Route]:
     rest = question.replace(around.said, " ")
     own = _own_subject(rest)
     described = len(_own_stems(rest)) >= DESCRIBED_WORDS
-    query = own if described else f"{focus.title} {own}".strip()
+    if described and _same_company(question):
+        own = f"{company(focus)} {own}"
+    query = own if described else f"{searched_title(focus, question)} {own}".strip()
     limit = DEFAULT_LIMITS["search_similar_incidents"] + 1  # the focus itself may come back
     arguments = {"query": f"{query} {around.as_query()}", "limit": limit}
     return [Route("search_similar_incidents", arguments, f"{around.said} {focus.incident_id}")]
@@ -475,8 +545,12 @@ def selected_item(
                 return items[index]
     dated = _DATED_POINTER_RE.search(question)
     if dated:
-        which = dated.group("which") or dated.group("of_two")
-        return _newest_or_oldest(which.lower(), listed or focus)
+        items = listed or focus
+        if dated.group("of_two"):
+            # "The earlier one" compares two: the two shown first (an incident and the
+            # one found before it), not the oldest of everything the search returned.
+            return _newest_or_oldest(dated.group("of_two").lower(), items[:2])
+        return _newest_or_oldest(dated.group("which").lower(), items)
     name = named_item(question).lower()
     if not name:
         return (
@@ -571,6 +645,20 @@ _MONTH_YEAR_RE = re.compile(
 )
 
 
+def dates_one_shown(question: str, state: ConversationState) -> bool:
+    """ "For the total outage in July 2023, what did they do to recover?" after a
+    listing: a month or year only one listed incident falls in points at it, unless
+    the question asks for incidents of that time ("any other outages in 2023?")."""
+    if len(state.focus) < 2 or _ELSEWHERE_RE.search(question) or _MANY_RE.search(question):
+        return False
+    return _by_date(question, state.focus) is not None
+
+
+_MANY_RE = re.compile(
+    r"\b(?:incidents|outages|problems|issues|ones|anything|everything|what\s+else)\b", re.I
+)
+
+
 def _by_date(question: str, focus: Sequence[Remembered]) -> Remembered | None:
     """ "the March 2025 one", "the 2019 outage": the only item of that month or year."""
     match = _MONTH_YEAR_RE.search(question)
@@ -656,7 +744,7 @@ _DETAIL_WORDS = frozenset(
 
 
 def _own_stems(text: str) -> frozenset[str]:
-    skip = _POINTER_WORDS | _DETAIL_WORDS
+    skip = _POINTER_WORDS | _DETAIL_WORDS | _CONTRACTION_STUBS
     return frozenset(qp.word_stem(w) for w in content_words(text) if w not in skip)
 
 
@@ -715,11 +803,24 @@ _POINTER_RE = re.compile(
 )
 
 
+# "That outage", "this failure mode", "that same bug": a demonstrative before a word
+# for an event points at one already shown (the relative "a doc that covers errors"
+# puts a verb between them).
+_DEMONSTRATIVE_EVENT_RE = re.compile(
+    r"\b(?:that|this|those|these)\s+(?:(?:same|whole|particular|specific|exact|big)\s+)?"
+    r"(?:outages?|incidents?|failures?|bugs?|errors?|crash(?:es)?|breakages?|events?|"
+    r"disruptions?|degradations?|meltdowns?|fiasco|mess|behaviou?r|failure\s+(?:mode|pattern)s?|"
+    r"patterns?)\b",
+    re.IGNORECASE,
+)
+
+
 def points_back(question: str) -> bool:
     """An unmistakable pointer at earlier results: an ordinal, "the Mandrill one",
-    "which of those", "a runbook for that?"."""
+    "which of those", "a runbook for that?", "that outage"."""
     return bool(
         _ORDINAL_RE.search(question)
+        or _DEMONSTRATIVE_EVENT_RE.search(question)
         or _DATED_POINTER_RE.search(question)
         or _POINTER_RE.search(question)
         or (named_item(question) and _NAME_RE.search(question))

@@ -200,12 +200,14 @@ def _follow_up_kind(
         return None
     # A new time window starts a new listing, unless it only points at one of the
     # results ("the second one, October 2017: what kicked it off?").
-    # "The most recent one" is a pointer by date, not a window.
+    # "The most recent one" is a pointer by date, not a window; so is a month only
+    # one listed incident falls in ("for the July 2023 outage, how did they recover?").
     window, rest = qp.parse_time_window(question, today)
     pointer = follow_ups.points_back(rest) or follow_ups.named_item(rest)
     # "How would we handle that today?": today as against then, not a listing's window.
     nowadays = window is not None and window.label in _NOWADAYS and follow_ups.has_reference(rest)
-    if window is not None and not (pointer or nowadays or follow_ups.dated_pointer(question)):
+    dated = follow_ups.dated_pointer(question) or follow_ups.dates_one_shown(question, state)
+    if window is not None and not (pointer or nowadays or dated):
         return None
     # A pointer that only makes sense against earlier results ("the second
     # one", "which of those", "for that?") follows up whatever the model
@@ -222,6 +224,7 @@ def _follow_up_kind(
         nowadays  # the model reads "today" as a window; the pronoun points back
         or follow_ups.says_nothing_of_its_own(question)
         or follow_ups.points_back(question)
+        or dated
         or documents_about_it
         or (len(state.focus) == 1 and follow_ups.asks_its_follow_ups(question))
         or (_leans_back(question, guess, state) and not _stands_apart(question, state, catalog))
@@ -508,6 +511,12 @@ _ASKS_HOW_IT_WORKS_RE = re.compile(
     r"cope|scale|break|degrade|choke|hang|deadlock|leak|lose|drop|skip|jump|reset|wrap|"
     r"overflow)s?\b[^?]*?\b(?:under|at|when|with|after|during|if|beyond|past|once)\b"
     r"|\bis\s+[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
+    # "Can we rely on sequences being gap-free?", "is it safe to assume…", "are TTLs
+    # guaranteed to…": whether a property holds, whatever was just seen.
+    r"|^\W*(?:can|could|should|may)\s+(?:we|i|you|one)\s+(?:safely\s+|still\s+)?"
+    r"(?:rely|count|depend|bank)\s+on\b"
+    r"|^\W*is\s+it\s+(?:safe|ok|okay|fine|reasonable)\s+to\s+(?:assume|rely|expect|trust)\b"
+    r"|^\W*(?:is|are)\s+(?:[\w./+-]+\s+){1,4}guaranteed\b"
     r"|\bhow\s+(?:is|was)\s+(?:that|this|it)\s+(?:even\s+)?possible\b"
     # "How does the hub deliver webhooks?": how it works now, not what happened.
     r"|^\W*how\s+(?:does|do)\s+(?!(?:i|we|you|they|it|that|this)\b)[\w.-]+(?:\s+[\w.-]+){0,4}\s+"
