@@ -1161,7 +1161,7 @@ def test_incidents_asked_for_in_a_listed_month_are_a_new_listing() -> None:
 def test_the_earlier_one_compares_the_two_shown_first() -> None:
     # An incident, the one found shortly before it, and older search results.
     found = ConversationState(
-        (*FOCUS.focus, Remembered("INC-2025-03-03-001", "Ledger export stuck", "Ledger", "2025-03-03")),
+        (*FOCUS.focus, Remembered("INC-2025-03-03-001", "Ledger stuck", "Ledger", "2025-03-03")),
         "another one before that?",
     )  # fmt: skip
     assert plan_of("What was the root cause of the earlier one?", found) == SECOND
@@ -1191,7 +1191,7 @@ def test_a_place_it_happened_asks_for_incidents_of_a_documents_subject() -> None
 @pytest.mark.parametrize(
     "question",
     [
-        "Can we rely on settlement ids being sequential? We just saw one skip by 40 after a failover.",
+        "Can we rely on settlement ids being sequential? We saw one skip by 40 after a failover.",
         "Is it safe to assume a webhook is delivered exactly once?",
         "Are DNS TTLs guaranteed to be honoured by every resolver?",
         "could I count on checkout retries being idempotent",
