@@ -1199,3 +1199,54 @@ def test_a_place_it_happened_asks_for_incidents_of_a_documents_subject() -> None
 )
 def test_whether_a_property_can_be_relied_on_asks_for_documents(question: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == "search_knowledge"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # A story closed by asking whether we have its record...
+        "Nightly job wiped the routing table our gateways read and merchants got 502s. "
+        "Do we have it?",
+        "The ledger export dropped a day of rows after the clocks changed. Is that one on file?",
+        # ...or incidents asked for by their noun.
+        "What other certificate expiry outages are on record?",
+        "Which DNS incidents do we have from last year's migration?",
+    ],
+)
+def test_asking_for_the_record_of_a_story_searches_incidents(question: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == "search_similar_incidents"
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # Whether a document's subject really happened, asked of the records...
+        ("Has a pool actually run dry during a real outage in our records?",
+         "search_similar_incidents"),
+        ("Has the dashboard really gone blank mid-incident on record?",
+         "search_similar_incidents"),
+        # ...and what our guidance or policy says, asked of the documents.
+        ("What does our guidance say about canaries for config pushes?", "search_knowledge"),
+        ("And what does our policy say about that?", "search_knowledge"),
+    ],
+)  # fmt: skip
+def test_records_and_guidance_after_a_document(question: str, tool: str) -> None:
+    state = ConversationState(FOCUS.focus[:1], "pool?", documents=(WRAPAROUND,))
+    assert plan_of(question, state)[0][0] == tool
+    if tool == "search_knowledge":  # after an incident alone, too
+        assert plan_of(question, CHECKOUT_ONLY)[0][0] == tool
+
+
+def test_a_name_in_other_words_picks_the_listed_item_it_reads_like() -> None:
+    # "crash-loop" is no word of any record; the third reads like it, clearly.
+    listed = ConversationState(
+        (*LISTED.focus[:2],
+         Remembered("INC-2022-11-18-001", "Uploader repeatedly crashes on a poison message",
+                    "Pkg mirror", "2022-11-18", "each restart read the same message")),
+        "pkg mirror outages",
+    )  # fmt: skip
+    assert plan_of("The crash-loop one - what set it off?", listed) == [
+        ("lookup_incident_by_id", {"incident_id": "INC-2022-11-18-001"})
+    ]
+    # A name nothing shown reads like is searched for.
+    assert plan_of("And the Redis one?", listed)[0][0] == "search_similar_incidents"

@@ -153,7 +153,7 @@ _PROCEDURE_RE = re.compile(
 )
 _DOCUMENT_RE = re.compile(
     r"\b(?:runbooks?|playbooks?|docs?|documents?|documentation|known[\s-]+issues?|write-?ups?|"
-    r"procedures?|checklists?|guides?|architecture)\b",
+    r"procedures?|checklists?|guides?|guidance|guidelines?|polic(?:y|ies)|architecture)\b",
     re.IGNORECASE,
 )
 # How a document is said to relate to its subject: "a note that covers it".
@@ -243,7 +243,13 @@ _OCCURRED_RE = re.compile(
     r"somewhere|anywhere|elsewhere|in\s+prod(?:uction)?)\b",
     re.IGNORECASE,
 )
-_PAST_OR_WHICH_RE = re.compile(r"\b(?:ever|before|anyone|anybody|which|any|who)\b", re.I)
+# "Has a status page actually gone dark in a real outage in our records?": whether
+# it happened, asked of the records.
+_PAST_OR_WHICH_RE = re.compile(
+    r"\b(?:ever|before|anyone|anybody|which|any|who|actually|really|on\s+record|"
+    r"in\s+(?:our|the)\s+records?)\b",
+    re.I,
+)
 # Incidents asked for in words; the document may then be only the pointer.
 _INCIDENTS_ASKED_RE = re.compile(
     r"\b(?:any|which|what|some|list|name|show)\s+(?:(?:real|actual|past|other)\s+)?"
@@ -567,7 +573,11 @@ def selected_item(
             found = [item for item in items if said.search(_compounds_split(fields(item)))]
             if found:
                 return found[0]
-    return _by_date(question, focus) or _by_name_words(name, (*focus, *listed, *seen))
+    return (
+        _by_date(question, focus)
+        or _by_name_words(name, (*focus, *listed, *seen))
+        or _by_likeness(name, listed or focus)
+    )
 
 
 # "That heroku one", "this settlement thing": as people point in chat. Unlike "the
@@ -672,6 +682,24 @@ def _by_date(question: str, focus: Sequence[Remembered]) -> Remembered | None:
         prefix += f"-{month:02d}"
     found = [item for item in focus if item.occurred_at.startswith(prefix)]
     return found[0] if len(found) == 1 else None
+
+
+# A name in other words ("the crash-loop one" for "app repeatedly crashes on a
+# poison-pill message") picks the shown item it reads most like, when it reads like
+# it at all and clearly more than like any other (the margin a description needs);
+# else it is searched for.
+LIKENESS_FLOOR = 0.3
+
+
+def _by_likeness(name: str, items: Sequence[Remembered]) -> Remembered | None:
+    if len(items) < 2:
+        return None
+    similarity = similarities(name, [f"{i.title}. {i.text}" for i in items])
+    second, best = similarity.argsort()[-2:]
+    fits = similarity[best] >= LIKENESS_FLOOR
+    return (
+        items[best] if fits and similarity[best] - similarity[second] > DESCRIPTION_MARGIN else None
+    )
 
 
 # A description picks an item only when it fits that item clearly better than

@@ -547,6 +547,11 @@ _ASKS_IF_IT_HAPPENED_RE = re.compile(
 # rotation. Do we have a precedent?", "…Seen this before?".
 _ASKS_FOR_PRECEDENT_RE = re.compile(
     r"\bprecedents?\b|\bprior\s+(?:incidents?|cases?|occurrences?|outages?|examples?)\b"
+    # "…customer LBs got misconfigured. Do we have it?", "Is that one on file?": the
+    # record of the story told.
+    r"|^\W*(?:do|did)\s+we\s+have\s+(?:it|this|that)(?:\s+one)?(?:\s+(?:on\s+file|on\s+record|"
+    r"logged|written\s+up|in\s+there))?\W*$"
+    r"|^\W*is\s+(?:it|this|that)(?:\s+one)?\s+(?:on\s+file|on\s+record|logged|in\s+there)\W*$"
     r"|\b(?:happened|seen|had|hit)\s+(?:(?:this|that|it)\s+|(?:anything|something)\s+like\s+"
     r"(?:this|that|it)\s+)?before\W*$",
     re.IGNORECASE,
@@ -564,10 +569,20 @@ _ASKS_FOR_INCIDENTS_RE = re.compile(
 )
 
 
+# "What other certificate expiry outages are on record?", "which DNS incidents do we
+# have?": incidents asked for by their noun.
+_WHICH_INCIDENTS_RE = re.compile(
+    r"^\W*(?:what|which|any)\s+(?:other\s+|more\s+|past\s+|previous\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:incidents|outages)\s+(?:are|were|do|did|have|has|on|in|from|like)\b",
+    re.IGNORECASE,
+)
+
+
 def _asks_if_it_happened(question: str) -> bool:
     return bool(
         _ASKS_IF_IT_HAPPENED_RE.search(question)
         or _ASKS_FOR_INCIDENTS_RE.search(question)
+        or _WHICH_INCIDENTS_RE.search(question)
         or _ASKS_FOR_PRECEDENT_RE.search(last_sentence(question))
     )
 
