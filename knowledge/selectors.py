@@ -239,7 +239,7 @@ def _knowledge_search(
         texts = _named_sections(ranked, texts, query)
     hits = [
         KnowledgeHit(
-            r.parent, r.score / top, _with_workaround(r.parent, best_passage(text, query, rank))
+            r.parent, r.score / top, _with_companions(r.parent, best_passage(text, query, rank))
         )
         for rank, (r, text) in enumerate(zip(ranked, texts, strict=True))
     ]
@@ -347,24 +347,38 @@ def _heading_named(chunk_text: str, asked: set[str]) -> float:
     return share if share >= 0.5 else 0.0
 
 
-# How known issues label what to do about them ("**Workaround:**", "## Mitigations").
-_WORKAROUND_LABEL_RE = re.compile(
-    r"^\s*(?:#+\s*|\*\*)(?:workarounds?|mitigations?|recommendations?|guidance|fix(?:es)?|"
-    r"what\s+to\s+do)\b[^\n]*",
-    re.IGNORECASE | re.MULTILINE,
-)
+# The sections a reader needs beside whatever passage was quoted: a known issue is
+# read for what it does and its workaround, a runbook for its steps and how to stop
+# a repeat. A heading ("## Prevention") or an inline label ("**Workaround:** Raise…").
+_LABEL = r"^\s*(?:#+\s*|\*\*)(?:{names})\b[^\n]*?(?:\*\*\s*:?|:\*\*|$)"
+_COMPANIONS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    "known_issue": (
+        ("Behaviour", re.compile(_LABEL.format(names="behaviou?r"), re.I | re.M)),
+        (
+            "Workaround",
+            re.compile(
+                _LABEL.format(
+                    names=r"workarounds?|mitigations?|recommendations?|guidance|fix(?:es)?|"
+                    r"what\s+to\s+do"
+                ),
+                re.I | re.M,
+            ),
+        ),
+    ),
+    "runbook": (("Prevention", re.compile(_LABEL.format(names="prevention"), re.I | re.M)),),
+}
+COMPANION_CHARS = 200
 
 
-def _with_workaround(document: KnowledgeDocument, passage: str) -> str:
-    """A known issue is read for its workaround: its first step follows the passage
-    when the passage does not already say it."""
-    if document.type != "known_issue":
-        return passage
-    label = _WORKAROUND_LABEL_RE.search(document.body)
-    steps = _units(document.body[label.end() :]) if label else []
-    if not steps or steps[0][:40] in passage:
-        return passage
-    return f"{passage} Workaround: {_cut(steps[0], PASSAGE_CHARS)}"
+def _with_companions(document: KnowledgeDocument, passage: str) -> str:
+    """The passage, then the first line of each companion section it does not
+    already quote ("… Workaround: Raise or disable `consumer_timeout`…")."""
+    for name, label in _COMPANIONS.get(document.type, ()):
+        found = label.search(document.body)
+        units = _units(document.body[found.end() :]) if found else []
+        if units and units[0][:40] not in passage:
+            passage += f" {name}: {_cut(units[0], COMPANION_CHARS)}"
+    return passage
 
 
 def knowledge_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:

@@ -206,3 +206,35 @@ def test_each_document_block_names_the_incidents_it_draws_on(tmp_path: Path) -> 
     blocks = knowledge_search(query="secret cache rotation").as_text().split("\n\n---\n\n")
     related = [line for block in blocks for line in block.splitlines() if "Related" in line]
     assert related == ["Related incidents: INC-2025-08-24-001"]  # none for the runbook
+
+
+def test_quotes_carry_the_sections_a_reader_needs_beside_them(tmp_path: Path) -> None:
+    known_issue = {
+        "doc_id": "KB-KI-051", "title": "Known issue: broker closes slow consumers",
+        "type": "known_issue", "services": ["Jobs"], "tags": ["broker"],
+        "body": "**Affects:** Broker 4.2 and later.\n\n**Behaviour:** A default ack timeout "
+                "of 30 minutes closes any consumer that holds a message longer.\n\n"
+                "**Workaround:** Raise the ack timeout in the broker config. "
+                "**Seen in:** A cleanup queue that lost every consumer in 2024.",
+    }  # fmt: skip
+    runbook = {
+        "doc_id": "KB-RB-051", "title": "Runbook: reconnect storms", "type": "runbook",
+        "services": ["Gateway"], "tags": ["storm"],
+        "body": "## Actions\n1. Cap new connections at the edge per client.\n"
+                "2. Restart the gateway nodes in stages.\n\n## Prevention\n"
+                "- Exponential backoff with jitter in every client.\n- Retry budgets per layer.",
+    }  # fmt: skip
+    documents_import(
+        tmp_path / "kb.jsonl", [known_issue, runbook], dataset_name="kb-pairs", activate=True
+    )
+    # A known issue quoted at its workaround says what it does too, and the inline
+    # label's own line is the workaround (not the next label's).
+    preview = knowledge_search(query="raise the ack timeout in the broker config").hits[0].preview
+    assert "A default ack timeout of 30 minutes" in preview
+    assert "Raise the ack timeout" in preview and "Seen in" not in preview
+    # A runbook quoted at its steps says how to stop a repeat.
+    steps = knowledge_search(query="what do I do about a reconnect storm at the gateway?")
+    assert steps.hits[0].preview.startswith("Actions: ")
+    assert steps.hits[0].preview.endswith(
+        "Prevention: Exponential backoff with jitter in every client."
+    )
