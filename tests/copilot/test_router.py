@@ -1250,3 +1250,24 @@ def test_a_name_in_other_words_picks_the_listed_item_it_reads_like() -> None:
     ]
     # A name nothing shown reads like is searched for.
     assert plan_of("And the Redis one?", listed)[0][0] == "search_similar_incidents"
+
+
+def test_a_relative_that_in_a_story_after_a_document_keeps_the_story_alone() -> None:
+    # "…a canary that caught…" tells the incident wanted; it does not point at the
+    # document's subject, which would pull the search away from the story.
+    state = ConversationState((), "wraparound?", documents=(WRAPAROUND,))
+    question = "Which incident had a canary that caught the bad config but couldn't stop the push?"
+    (name, arguments), *_ = plan_of(question, state)
+    assert (name, "wraparound" in arguments["query"]) == ("search_similar_incidents", False)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "And what does our runbook say about catching this earlier?",
+        "Is there a checklist for handling that in future?",
+    ],
+)
+def test_this_as_the_object_of_a_verb_points_back(question: str) -> None:
+    (name, arguments), *_ = plan_of(question, CHECKOUT_ONLY)
+    assert (name, "exhausted pool" in arguments["query"]) == ("search_knowledge", True)

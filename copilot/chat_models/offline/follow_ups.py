@@ -33,6 +33,8 @@ _REFERENCE_RE = re.compile(
     r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
     # "is that a known issue?", "was this expected?": the pronoun is the subject.
     r"(?:is|was|did|does|has|had|could|would|can|will)\s+(?:that|this)\b|"
+    # "…about catching this earlier?", "handling that in future": the object of a verb.
+    r"\w+ing\s+(?:that|this)\b(?!\s+(?:is|was|are|were)\b)|"
     r"the\s+[\w.-]+(?:\s+[\w.-]+){0,2}\s+one|"
     r"which\s+one|one\s+of\s+(?:them|those))\b",
     re.IGNORECASE,
@@ -329,13 +331,17 @@ def incidents_of_documents(question: str, state: ConversationState) -> list[Rout
         # "Which outage had the status page stuck green for hours?" tells the story
         # it wants; the document only said who owns the comms. "Did that limit
         # cause a production outage?" tells it of the document's subject.
-        subject = f"{own} {subject}" if _POINTS_AT_IT_RE.search(question) else own
+        points = _POINTS_AT_IT_RE.search(_RELATIVE_THAT_RE.sub(" ", question))
+        subject = f"{own} {subject}" if points else own
     limit = DEFAULT_LIMITS["search_similar_incidents"]
     return [Route("search_similar_incidents", {"query": subject, "limit": limit}, "its incidents")]
 
 
 # "that limit", "this setting", "behind it": the document's subject, pointed at.
 _POINTS_AT_IT_RE = re.compile(r"\b(?:that|this|these|those)\s+\w+|\b(?:it|its|they|them)\b", re.I)
+# "…had a canary that caught the bad config?": a relative "that" after a noun starts
+# the story's clause; it points at nothing.
+_RELATIVE_THAT_RE = re.compile(r"\b(?:a|an|the|any|some|one)\s+[\w-]+\s+that\s+\w+", re.I)
 # Words of its own from which a question after documents describes the incident it
 # wants, rather than asking whether the documents' subject ever happened.
 OWN_STORY_WORDS = 4
