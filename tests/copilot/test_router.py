@@ -1271,3 +1271,16 @@ def test_a_relative_that_in_a_story_after_a_document_keeps_the_story_alone() -> 
 def test_this_as_the_object_of_a_verb_points_back(question: str) -> None:
     (name, arguments), *_ = plan_of(question, CHECKOUT_ONLY)
     assert (name, "exhausted pool" in arguments["query"]) == ("search_knowledge", True)
+
+
+def test_other_times_of_that_thing_search_it_as_its_application_names_it() -> None:
+    resolver = ConversationState(
+        (Remembered("INC-2025-07-14-001", "Resolver down 62 minutes after prefixes withdrawn",
+                    "Quadrant 9.9.9.9 public DNS resolver and Gateway DNS (anycast)",
+                    "2025-07-14"),),
+        "resolver down",
+    )  # fmt: skip
+    (name, arguments), *_ = plan_of("What other times has that resolver been down?", resolver)
+    assert (name, arguments["query"]) == (
+        "search_similar_incidents", "has Quadrant 9.9.9.9 public DNS resolver been down"
+    )  # fmt: skip

@@ -457,11 +457,27 @@ def _similar_follow_up(question: str, state: ConversationState) -> list[Route]:
     described = _OTHERS_WHERE_RE.search(question)
     said = question[described.end() :].strip(" ?.!") if described else ""
     if len(_own_stems(said)) >= 2:  # what the others share is said: that alone is searched
-        return [Route("search_similar_incidents", {"query": said, "limit": limit}, "others where")]
+        query = _demonstrative_named(said, state.focus[0])
+        return [Route("search_similar_incidents", {"query": query, "limit": limit}, "others where")]
     own = _own_subject(question)
     title = searched_title(state.focus[0], question)
     query = f"{title} {own}" if own else title
     return [Route("search_similar_incidents", {"query": query, "limit": limit}, "more like this")]
+
+
+_THAT_NOUN_RE = re.compile(r"\b(?:that|this)\s+(?P<noun>[a-z][\w-]*)\b", re.IGNORECASE)
+
+
+def _demonstrative_named(text: str, item: Remembered) -> str:
+    """ "has that resolver been down" → "Cloudflare 1.1.1.1 public DNS resolver been
+    down": the thing pointed at, as the incident's application names it (up to the
+    noun), so the others searched are of that thing."""
+    pointed = _THAT_NOUN_RE.search(text)
+    application = re.sub(r"\s*\(.*?\)", "", item.application)
+    if pointed is None:
+        return text
+    named = re.search(rf"^.*?\b{re.escape(pointed.group('noun'))}\b", application, re.I)
+    return text.replace(pointed.group(0), named.group(0)) if named else text
 
 
 def _around_follow_up(question: str, state: ConversationState) -> list[Route]:
