@@ -594,6 +594,9 @@ WHAT_TO_DO_ASKS = (
     r"(?:the\s+)?first\s+(?:things?|steps?)\s+to\s+(?:check|do|look\s+at|try)|"
     r"what\s+to\s+(?:check|look\s+at|do)\s+first|"
     r"(?:any\s+)?(?:advice|ideas|pointers|suggestions|tips)|"
+    # Politely, as non-native speakers often write it: "kindly advise the steps".
+    r"(?:(?:kindly|please|pls)|request\s+you\s+to)\s+(?:advise|suggest|guide|share)|"
+    r"(?:advise|suggest)\s+(?:the\s+)?(?:steps|procedure)|"
     # ...and the fix or the routine asked for by name ("whats the drill", "quick fix?").
     r"what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|fix|process|standard\s+response)|"
     r"(?:(?:any|a|the|known|quick|easy|simple|standard|usual|proper|real|permanent|"

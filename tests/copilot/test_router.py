@@ -1284,3 +1284,23 @@ def test_other_times_of_that_thing_search_it_as_its_application_names_it() -> No
     assert (name, arguments["query"]) == (
         "search_similar_incidents", "has Quadrant 9.9.9.9 public DNS resolver been down"
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # A request made politely, as non-native speakers often write it...
+        ("Kindly advise the steps for a DDoS attack. Our load balancers are seeing very many "
+         "TLS handshakes and one URL gets a huge spike of requests.", "search_knowledge"),
+        ("Request you to suggest the procedure, certificate on the API gateway is expired "
+         "and clients are failing.", "search_knowledge"),
+        # ...the last sentence opening by asking whether it happened, whatever follows...
+        ("Checkout has been throwing 502s since the deploy. Has this happened somewhere "
+         "before, so we can tell merchants what to expect?", "search_similar_incidents"),
+        # ...and guidance asked for before whether it ever happened.
+        ("Is there guidance on validating generated firewall rules, and has a bad rule ever "
+         "taken down the edge?", "search_knowledge"),
+    ],
+)  # fmt: skip
+def test_requests_in_other_words_and_their_order(question: str, tool: str) -> None:
+    assert route(question, catalog=CATALOG, today=TODAY).tool == tool

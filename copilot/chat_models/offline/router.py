@@ -578,12 +578,24 @@ _WHICH_INCIDENTS_RE = re.compile(
 )
 
 
+# "Has this happened somewhere before, so we can tell customers what to expect?": the
+# last sentence opens asking whether it happened, whatever purpose follows it.
+_OPENS_ASKING_IF_IT_HAPPENED_RE = re.compile(
+    r"^\W*(?:and\s+|so\s+)?(?:has|have|did)\s+(?:this|that|it|(?:anything|something)\s+like\s+"
+    r"(?:this|that|it))\s+(?:ever\s+)?(?:happen\w*|occur\w*|been\s+seen)\s+"
+    r"(?:before|somewhere|anywhere|elsewhere|to\s+anyone)\b",
+    re.IGNORECASE,
+)
+
+
 def _asks_if_it_happened(question: str) -> bool:
+    sentences = _SENTENCE_END_RE.split(question.strip())
     return bool(
         _ASKS_IF_IT_HAPPENED_RE.search(question)
         or _ASKS_FOR_INCIDENTS_RE.search(question)
         or _WHICH_INCIDENTS_RE.search(question)
         or _ASKS_FOR_PRECEDENT_RE.search(last_sentence(question))
+        or _OPENS_ASKING_IF_IT_HAPPENED_RE.search(sentences[-1])
     )
 
 
@@ -670,7 +682,7 @@ _ASKING_OPENING_RE = re.compile(
     r"will|do|does|did|has|have|had|any|anything|anyone|anybody|need|needs|want|looking|"
     r"wondering|tell|show|give|list|explain|help|pls|please|recommend\w*|advice|guidance|tips?|"
     r"ideas?|thoughts|steps|procedure|process|runbook|playbook|checklist|best|how-to|ever|"
-    r"docs?|documentation|find|search|get|pull|open|look\s+up|lookup)\b",
+    r"docs?|documentation|find|search|get|pull|open|look\s+up|lookup|kindly|advise|suggest)\b",
     re.IGNORECASE,
 )
 _ASKING_WORDS_RE = re.compile(
@@ -678,7 +690,9 @@ _ASKING_WORDS_RE = re.compile(
     r"any\s+(?:ideas?|advice|tips|docs?|runbooks?)|help|pls|please|advice|guidance|recommend\w*|"
     r"should\s+(?:we|i)|anything\s+(?:i|we)\s+should|safe\s+to|need\s+(?:to|a|the)|"
     r"want\s+(?:to|a|the)|looking\s+for|wondering|anyone\s+know|procedure|playbook|runbook|"
-    r"read\s+first)\b",
+    r"read\s+first|"
+    # "Kindly advise the steps for…", "request you to suggest…": a request, politely.
+    r"kindly|advise|suggest|request\s+you|let\s+(?:me|us)\s+know)\b",
     re.IGNORECASE,
 )
 # A message that tells of an event says what something did or does: a verb's -ed

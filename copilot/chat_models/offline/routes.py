@@ -128,9 +128,9 @@ _ASKED_NUMBER_RE = re.compile(
 # safe, yet…", "our wiki for X was wrong") out. "A write-up" is left out: people
 # say it of an incident's own postmortem as often as of a document.
 _DOCUMENTATION_RE = re.compile(
-    r"\b(?:any|a|some|there\s+(?:a|any))\s+"
-    r"(?:docs?|documentation|wiki(?:\s+page)?|guides?)\b"
-    r"|(?<!\bthe\s)(?<!\bour\s)\b(?:docs?|documentation|wiki|guides?)\s+"
+    r"\b(?:any|a|some|there(?:\s+(?:a|any))?)\s+"
+    r"(?:docs?|documentation|wiki(?:\s+page)?|guides?|guidance|guidelines?)\b"
+    r"|(?<!\bthe\s)(?<!\bour\s)\b(?:docs?|documentation|wiki|guides?|guidance|guidelines?)\s+"
     r"(?:on|about|for|covering)\b"
     # "anything written up for when someone hijacks our prefixes?", "what do we have
     # documented on X": what was written down, asked for without naming a kind.
