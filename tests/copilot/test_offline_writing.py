@@ -442,3 +442,13 @@ def test_follow_ups_quote_what_the_write_up_committed_to() -> None:
     assert answer.startswith("> The team planned to add pool alerts.")
     answer = write_answer("Any follow-up actions?", lookups(POOL), state)
     assert answer.startswith("The record of INC-2025-10-02-001 names no follow-ups.")
+
+
+def test_documents_and_whether_it_happened_are_both_answered() -> None:
+    found = documents(("KB-RB-009", "Failed deployment rollback", 1.0)) + search(POOL)
+    question = "Is there a runbook for bad deploys, and has one ever taken checkout down?"
+    answer = write_answer(question, found, ConversationState())
+    assert answer.index("KB-RB-009") < answer.index("Where something like it happened:")
+    assert "INC-2025-10-02-001" in answer
+    fixing = write_answer("how do I fix a bad deploy?", found, ConversationState())
+    assert "How it was fixed before:" in fixing

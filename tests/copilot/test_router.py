@@ -1304,3 +1304,18 @@ def test_other_times_of_that_thing_search_it_as_its_application_names_it() -> No
 )  # fmt: skip
 def test_requests_in_other_words_and_their_order(question: str, tool: str) -> None:
     assert route(question, catalog=CATALOG, today=TODAY).tool == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is there a known-issue doc for broker upgrades, and has that ever stalled consumers "
+        "somewhere?",
+        "Do we have a runbook for a full disk? Did it ever cause a real outage anywhere?",
+    ],
+)
+def test_a_document_ask_that_also_asks_if_it_happened_runs_both_searches(question: str) -> None:
+    assert [(r.tool, r.reason) for r in plan(question, state=ConversationState(),
+                                             catalog=CATALOG, today=TODAY)] == [
+        ("search_knowledge", "knowledge"), ("search_similar_incidents", "has it happened")
+    ]  # fmt: skip

@@ -588,6 +588,20 @@ _OPENS_ASKING_IF_IT_HAPPENED_RE = re.compile(
 )
 
 
+# A second ask, after a document's: "…, and has that ever taken down a cluster?",
+# "… Did it ever cause a real outage anywhere?".
+_ALSO_HAPPENED_RE = re.compile(
+    r"(?:\band\b|[,;]|[.?!]\s)\s*(?:has|have|did|was|were)\s+(?:[\w'-]+\s+){0,8}?"
+    r"(?:ever|actually|really|before|somewhere|anywhere|in\s+production|for\s+real)\b",
+    re.IGNORECASE,
+)
+
+
+def also_asks_if_it_happened(question: str) -> bool:
+    """Whether a question that asks for documents also asks if it ever happened."""
+    return bool(_ALSO_HAPPENED_RE.search(question))
+
+
 def _asks_if_it_happened(question: str) -> bool:
     sentences = _SENTENCE_END_RE.split(question.strip())
     return bool(
@@ -889,7 +903,12 @@ def _knowledge(
     if services:
         arguments["service_filter"] = services
     routes = [Route("search_knowledge", arguments, "knowledge")]
-    if FIXING_RE.search(question):
+    if also_asks_if_it_happened(question):
+        # "Is there a known-issue doc for X, and has it ever bitten anyone?": both asks
+        # are answered, the documents first.
+        happened = {"query": question, "limit": DEFAULT_LIMITS["search_similar_incidents"]}
+        routes.append(Route("search_similar_incidents", happened, "has it happened"))
+    elif FIXING_RE.search(question):
         # "How do I fix X?": the runbook first, and how X was fixed before.
         past = {"query": question, "limit": PAST_FIXES_LIMIT}
         routes.append(Route("search_similar_incidents", past, "past fixes"))

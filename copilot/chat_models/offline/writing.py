@@ -548,7 +548,12 @@ def _documents_answer(question: str, outcomes: list[ToolOutcome], state: Convers
     incidents = _incident_records(outcomes)
     if incidents:
         fixes = [f"- {_reference(r)}\n  - Mitigation: {r.get('Mitigation')}" for r in incidents]
-        parts.append("How it was fixed before:\n" + "\n".join(fixes))
+        heading = (
+            "Where something like it happened:"
+            if router.also_asks_if_it_happened(question)
+            else "How it was fixed before:"
+        )
+        parts.append(heading + "\n" + "\n".join(fixes))
     others = [d for d in others if _relevance(d) >= ALSO_RELEVANT_FROM]
     if others:
         parts.append(
