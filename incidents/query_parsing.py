@@ -33,7 +33,8 @@ MONTHS = {name: i for i, name in enumerate(
 # A month's name or abbreviation, as a regular expression's alternatives.
 MONTH_PATTERN = "|".join(list(MONTHS) + [m[:3] for m in MONTHS if m != "may"])
 _MONTH_RE = MONTH_PATTERN
-_NUMBER_RE = r"\d+|" + "|".join(NUMBER_WORDS)
+# A number word is a whole word: "last and" is no "last an d(ay)".
+_NUMBER_RE = r"\d+|(?:" + "|".join(NUMBER_WORDS) + r")\b"
 
 
 @dataclass(frozen=True)

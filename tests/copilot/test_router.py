@@ -1319,3 +1319,17 @@ def test_a_document_ask_that_also_asks_if_it_happened_runs_both_searches(questio
                                              catalog=CATALOG, today=TODAY)] == [
         ("search_knowledge", "knowledge"), ("search_similar_incidents", "has it happened")
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # "last" as a verb before "and" is no "last a(n) d(ay)" window; "theirs" points.
+        ("how long did theirs last and how did they stop it", "lookup_incident_by_id"),
+        # Others of a kind, like the one shown: a search.
+        ("Were there other pool exhaustion storms like that one?", "search_similar_incidents"),
+        ("any more slow checkouts like this?", "search_similar_incidents"),
+    ],
+)
+def test_last_as_a_verb_and_others_of_a_kind(question: str, tool: str) -> None:
+    assert plan_of(question, CHECKOUT_ONLY)[0][0] == tool

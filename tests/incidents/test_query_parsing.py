@@ -745,3 +745,13 @@ def test_an_everyday_word_written_as_a_name_names_the_product_that_has_it() -> N
     assert found is not None and found.match.applications == ("AWS Lambda us-east-1",)
     # In lower case an everyday word is a word ("lambda functions" in any code).
     assert qp.find_application_mention("anything affecting lambda functions?", catalog) is None
+
+
+def test_a_number_word_is_a_whole_word() -> None:
+    # "last and" once read as "last an d(ay)": a one-day window.
+    assert (
+        qp.parse_time_window("how long did it last and who fixed it", dt.date(2026, 4, 30))[0]
+        is None
+    )
+    window = qp.parse_time_window("outages in the past one week", dt.date(2026, 4, 30))[0]
+    assert window is not None and window.start == dt.date(2026, 4, 23)

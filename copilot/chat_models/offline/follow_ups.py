@@ -28,7 +28,7 @@ from incidents.ranking import content_words
 
 SELECT_MANY_LIMIT = LISTING_LIMIT
 _REFERENCE_RE = re.compile(
-    r"\b(?:it|its|they|them|those|these|the\s+same|same|again|afterwards|later|"
+    r"\b(?:it|its|they|them|theirs|those|these|the\s+same|same|again|afterwards|later|"
     r"this(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
     r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
     # "is that a known issue?", "was this expected?": the pronoun is the subject.
@@ -90,6 +90,8 @@ def asks_recurrence(question: str) -> bool:
 _SIMILAR_RE = re.compile(
     r"\b(?:more\s+like\s+(?:this|that|it|these|those)|similar\s+(?:ones|incidents|outages)|"
     r"(?:other|any)\s+(?:incidents|outages|ones)\s+like|"
+    # "Were there other reconnect storms like that one?": others of a kind, like it.
+    r"(?:other|another|more)\s+(?:[\w-]+\s+){1,3}?like\s+(?:that|this|it|those|these)\b|"
     # "anything similar at Google?", "has GitHub had something like that?"
     r"(?:anything|something|anyone|others?)\s+(?:else\s+)?(?:similar|like\s+(?:this|that|it))|"
     # "had that happened before somewhere?", "a repeat of something elsewhere?": the
