@@ -1333,3 +1333,15 @@ def test_a_document_ask_that_also_asks_if_it_happened_runs_both_searches(questio
 )
 def test_last_as_a_verb_and_others_of_a_kind(question: str, tool: str) -> None:
     assert plan_of(question, CHECKOUT_ONLY)[0][0] == tool
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Any runbook for something that hangs?",
+        "Is there a known issue for anything that leaks?",
+    ],
+)
+def test_a_that_clause_after_an_ing_word_points_at_nothing(question: str) -> None:
+    (name, arguments), *_ = plan_of(question, CHECKOUT_ONLY)
+    assert (name, "exhausted pool" in arguments["query"]) == ("search_knowledge", False)

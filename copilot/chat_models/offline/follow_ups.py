@@ -33,8 +33,11 @@ _REFERENCE_RE = re.compile(
     r"that(?=\s*(?:[?.!,]|$|\s+(?:one|incident|outage|kind|issue|type|problem|case)))|"
     # "is that a known issue?", "was this expected?": the pronoun is the subject.
     r"(?:is|was|did|does|has|had|could|would|can|will)\s+(?:that|this)\b|"
-    # "…about catching this earlier?", "handling that in future": the object of a verb.
-    r"\w+ing\s+(?:that|this)\b(?!\s+(?:is|was|are|were)\b)|"
+    # "…about catching this earlier?", "handling that in future": the object of a verb,
+    # closing its clause (not "anything that would…", "assuming that the…").
+    r"(?!(?:some|any|no|every)thing\b|during\b)\w+ing\s+(?:that|this)"
+    r"(?=\s*(?:[?.!,;]|$|\s+(?:earlier|sooner|faster|quicker|again|next\s+time|in\s+(?:the\s+)?"
+    r"future|before|early)\b))|"
     r"the\s+[\w.-]+(?:\s+[\w.-]+){0,2}\s+one|"
     r"which\s+one|one\s+of\s+(?:them|those))\b",
     re.IGNORECASE,
