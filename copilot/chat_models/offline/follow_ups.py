@@ -222,7 +222,7 @@ _OWN_REPORT_RE = re.compile(
 # What the incident's own write-up committed to: its follow-ups, action items and the
 # lessons its team drew ("what lessons were learned?"), which its record tells; what
 # *we* should learn is for documents.
-_ITS_FOLLOW_UPS_RE = re.compile(
+ITS_FOLLOW_UPS_RE = re.compile(
     r"\b(?:follow[- ]?ups?|follow[- ]up\s+actions?|action\s+items?|remediation\s+items?|"
     r"post-?incident\s+actions?|lessons?\s+(?:were\s+|did\s+they\s+|they\s+)?(?:learn(?:ed|t)?|drawn)|"
     r"what\s+did\s+they\s+(?:learn|commit\s+to|promise|plan))\b",
@@ -233,7 +233,7 @@ _FIRST_PERSON_RE = re.compile(r"\b(?:we|us|our|ours|i|my)\b", re.IGNORECASE)
 
 def asks_its_follow_ups(question: str) -> bool:
     """ "Any follow-up actions?", "what lessons were learned?": the record's own."""
-    return bool(_ITS_FOLLOW_UPS_RE.search(question)) and not _FIRST_PERSON_RE.search(question)
+    return bool(ITS_FOLLOW_UPS_RE.search(question)) and not _FIRST_PERSON_RE.search(question)
 
 
 def asks_its_own_report(question: str) -> bool:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from copilot.chat_models.offline import extract, router
 from copilot.chat_models.offline.around import around_focus
 from copilot.chat_models.offline.follow_ups import (
+    ITS_FOLLOW_UPS_RE,
     asks_sources_of_documents,
     has_reference,
     superlative,
@@ -50,8 +51,10 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
     ("affected", extract.AFFECTED_RE),
     ("when", extract.WHEN_RE),
     # "Any follow-up actions?", "what lessons were learned?": what the write-up committed to.
-    ("follow_ups", re.compile(r"\b(?:follow[- ]?ups?|action\s+items?|remediation\s+items?|"
-                              r"lessons?|commit\w*\s+to|promis\w*)\b", re.I)),
+    # The router's own words for them, and, once it has sent the question here, any
+    # lesson or promise.
+    ("follow_ups", re.compile(
+        rf"{ITS_FOLLOW_UPS_RE.pattern}|\b(?:lessons?|commit\w*\s+to|promis\w*)\b", re.I)),
     ("accountable", re.compile(r"\b(?:accountable|responsible|who|owner|blame\w*)\b", re.I)),
     ("mitigation", re.compile(
         r"\b(?:mitigat\w*|fix\w*|resolv\w*|resolution|remediat\w*|recover\w*|restor\w*|workaround|"
