@@ -336,41 +336,6 @@ def versioned_search_index(name: str) -> GinIndex:
     )
 
 
-class TermCount(models.Model):
-    """How many chunks of one version of one chunk table hold a lexeme.
-
-    What picks a question's full-text words (the rarest, within
-    `ranking.TERM_ROW_BUDGET`): kept here rather than in each process, so the
-    full-text statement stems the question, chooses its words and searches with
-    them in one round trip. Counted from the chunks' tsvectors and refreshed
-    every few minutes by the searches themselves (`incidents.term_counts`).
-    `chunk_table` names the chunk table (incidents' or knowledge's), both of
-    whose versions are DatasetVersions.
-    """
-
-    chunk_table = models.CharField(max_length=63)
-    version = models.ForeignKey(
-        DatasetVersion, on_delete=models.CASCADE, related_name="term_counts"
-    )
-    word = models.TextField()
-    chunks = models.PositiveIntegerField()
-    counted_at = models.DateTimeField()
-
-    class Meta:
-        ordering = ["chunk_table", "version", "word"]
-        constraints = [
-            # The full-text statement's lookups (ranking._text_chosen_sql): a
-            # question's few words in the versions searched.
-            models.UniqueConstraint(
-                fields=["chunk_table", "version", "word"],
-                name="%(app_label)s_%(class)s_unique_word",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.word}: {self.chunks} chunks of {self.chunk_table} v{self.version_id}"
-
-
 class IncidentChunk(EmbeddedChunk):
     """A searchable piece of an incident: its summary, or a window of its body.
 

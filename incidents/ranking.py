@@ -26,13 +26,7 @@ from incidentdesk.db import hnsw_ef_search_use, rows_select
 from incidentdesk.embeddings import embed_query_literal, query_literal_known
 from incidentdesk.stages import stage, submit_staged
 from incidents.caching import TimedCache
-from incidents.models import (
-    EMBEDDING_DIMENSIONS,
-    TEXT_SEARCH_CONFIG,
-    VERSION_LEXEME_PREFIX,
-    TermCount,
-)
-from incidents.term_counts import forget_term_counts, term_counts_ensure
+from incidents.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, VERSION_LEXEME_PREFIX
 
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
 # Fusion: each list's scores scaled to 0-1 over its candidates (min-max), then
@@ -135,7 +129,6 @@ def _with_slashed_words_apart(text: str) -> str:
 
 def forget_term_frequencies() -> None:
     _term_stats_cache.clear()
-    forget_term_counts()
 
 
 def _term_frequencies(table: str, versions: Sequence[int] | None) -> dict[str, int]:
@@ -318,7 +311,7 @@ def chunks_hybrid_rank(
         vector = embed_in_background(query)
     scope = chunks if isinstance(chunks, ChunkScope) else ChunkScope.of(chunks)
     with stage("full-text query"):
-        text_hits, searched_terms = _text_candidates(scope, parent_field, query, versions)
+        text_hits = _text_candidates(scope, parent_field, query, versions)
     with stage("waiting for the embedding"):
         vector_literal = vector.result()
     if scope.where is None:
@@ -328,7 +321,8 @@ def chunks_hybrid_rank(
     wanted = limit + 1 if reports_last else limit
     depth, terms = wanted, []
     if covering_first:
-        depth, terms = max(wanted, RERANK_DEPTH), searched_terms
+        table = scope.model._meta.db_table
+        depth, terms = max(wanted, RERANK_DEPTH), rare_terms(query, table, versions)
     with stage("vector query with winners"):
         fusion = Fusion(scope, parent_field, vector_literal, text_hits, depth, exact, terms)
         ranked = _fused_winners(fusion)
@@ -538,136 +532,57 @@ def versions_tsquery(versions: Sequence[int]) -> str:
 
 def _text_candidates(
     scope: ChunkScope, parent_field: str, query: str, versions: Sequence[int] | None
-) -> tuple[list[tuple[int, int, float]], list[str]]:
-    """The best full-text chunks' (parent, chunk, ts_rank), one per parent, and
-    the question's words they were searched by (`rare_terms`' choice).
+) -> list[tuple[int, int, float]]:
+    """The best full-text chunks' (parent, chunk, ts_rank), one per parent.
 
     The question's words are ANDed with the versions' lexemes inside the GIN
     scan, so only chunks of `versions` are read from the table; ts_rank reads
-    the words alone, so scores do not depend on the versions. With `versions`
-    known, one statement stems the question, chooses its words by the
-    versions' counts (`incidents.term_counts`) and searches
-    (`_text_chosen_sql`): one round trip, where stemming first took two.
+    the words alone, so scores do not depend on the versions.
     """
     table = scope.model._meta.db_table
-    if not versions:  # no versions to count words in: the words chosen in Python
-        terms = rare_terms(query, table, versions)
-        if not terms or scope.where is None or versions is not None:
-            return [], terms
-        where, params = scope.where
-        tsquery = _or_tsquery(terms)
-        ranked = _text_versioned_sql(table, parent_field, where, _TSQUERY_PARAMETER, versions=False)
-        return _best_per_parent(fetch_rows(ranked, [tsquery, tsquery, *params])), terms
-    if not content_words(query) or scope.where is None:
-        return [], []
-    term_counts_ensure(table, versions)
+    terms = rare_terms(query, table, versions)
+    if not terms or scope.where is None or (versions is not None and not versions):
+        return []
     where, params = scope.where
+    tsquery = _or_tsquery(terms)
     if scope.text_indexed:
-        ranked = _text_indexed_sql(table, parent_field, where, _TSQUERY_CHOSEN)
-        ranked_params = params
-    else:
-        ranked = _text_versioned_sql(table, parent_field, where, _TSQUERY_CHOSEN, versions=True)
-        ranked_params = [versions_tsquery(versions), *params]
-    sql = _text_chosen_sql(ranked, table, versions)
-    rows = fetch_rows(sql, [_with_slashed_words_apart(query), *ranked_params])
-    terms = next(row[3] for row in rows if row[0] is None)
-    hits = [(row[0], row[1], row[2]) for row in rows if row[0] is not None]
-    return _best_per_parent(hits), list(terms or [])
-
-
-# The tsquery of the full-text statements: a parameter (the words chosen in
-# Python), or the words `_text_chosen_sql` chose in the same statement. Each is
-# computed once per statement: once the statement is prepared, a generic plan
-# parsed to_tsquery(%s) again for every match in ts_rank (at 100k incidents
-# 15.2 ms → 9.8 ms p50 over 200 questions).
-_TSQUERY_PARAMETER = "(SELECT to_tsquery('simple', %s))"
-_TSQUERY_CHOSEN = "(SELECT to_tsquery('simple', tsquery) FROM chosen)"
-# `_LEXEME_RE` as an SQL string literal for PostgreSQL's regular expressions:
-# the same characters, the hyphen first in its bracket instead of escaped.
-_LEXEME_SQL_PATTERN = "'''([a-z0-9][-a-z0-9_./]*)'''"
-
-
-def _text_chosen_sql(ranked: str, table: str, versions: Sequence[int]) -> str:
-    """One statement for the full-text half: the question's lexemes as
-    PostgreSQL stems them (`_lexemes`' regular expression on
-    plainto_tsquery's text), each counted in `versions` of `table`
-    (`TermCount`; a word never counted counts 0, as in `rare_terms`); rarest
-    first (ties by the word's bytes, as Python sorts), each kept while the
-    running sum of counts stays within TERM_ROW_BUDGET, or, past it, while
-    fewer than MIN_QUERY_TERMS are kept and its count is at most
-    COMMON_TERM_ROWS, stopping at the first that is not (`rare_terms`' loop, as
-    a window sum); then `ranked`, which reads them as _TSQUERY_CHOSEN. Rows:
-    (NULL, NULL, NULL, the words kept in order), then `ranked`'s, in its order,
-    each with a NULL fourth column.
-
-    Parameters: the question, then `ranked`'s. Everything else is written in:
-    with them as parameters PostgreSQL planned every run anew (a custom plan
-    each time: 0 generic plans of 92), 1.5 ms more of its CPU per search; the
-    question alone leaves it nothing to plan differently, so the prepared
-    statement keeps its generic plan. The ids are integers from our own
-    database (%d); the table name and the pattern are ours."""
-    ids = ", ".join(f"{int(v):d}" for v in versions)
-    chosen = (
-        "SELECT array_agg(word ORDER BY place) AS terms,"  # noqa: S608 - names are ours, values are parameters
-        " string_agg('''' || word || '''', ' | ' ORDER BY place) AS tsquery FROM"
-        f" (SELECT word, place, bool_or(running > {TERM_ROW_BUDGET:d}"
-        f" AND (place > {MIN_QUERY_TERMS:d} OR chunks > {COMMON_TERM_ROWS:d}))"
-        " OVER (ORDER BY place) AS past FROM"
-        " (SELECT word, chunks, row_number() OVER rarest AS place,"
-        " sum(chunks) OVER rarest AS running FROM"
-        " (SELECT word, coalesce(counted.chunks, 0) AS chunks FROM"
-        f" (SELECT DISTINCT (regexp_matches(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %s)::text,"
-        f" {_LEXEME_SQL_PATTERN}, 'g'))[1] AS word) AS asked"
-        f" CROSS JOIN LATERAL (SELECT sum(chunks) AS chunks FROM {TermCount._meta.db_table}"
-        f" WHERE chunk_table = '{table}' AND version_id IN ({ids}) AND word = asked.word)"
-        " AS counted) AS words"
-        ' WINDOW rarest AS (ORDER BY chunks, word COLLATE "C" ROWS UNBOUNDED PRECEDING))'
-        " AS ordered) AS cut WHERE NOT past"
-    )
-    # The words' row first, then `ranked`'s rows as it orders them: UNION ALL
-    # runs its arms in turn (no parallel plan reads a CTE). Gathering the rows
-    # into arrays instead cost 0.1-0.2 ms more of PostgreSQL's CPU.
-    return (
-        f"WITH chosen AS MATERIALIZED ({chosen})"  # noqa: S608 - names are ours, values are parameters
-        " SELECT NULL::bigint, NULL::bigint, NULL::real, terms FROM chosen"
-        f" UNION ALL SELECT *, NULL FROM ({ranked}) AS ranked"
-    )
-
-
-def _text_versioned_sql(
-    table: str, parent_field: str, where: str, tsquery: str, *, versions: bool
-) -> str:
-    """`_text_candidates`' statement on the table's own full-text index
-    (models.versioned_search_index), the words ANDed with the versions'
-    lexemes when `versions`. `tsquery` reads the words (_TSQUERY_PARAMETER or
-    _TSQUERY_CHOSEN). Parameters: `tsquery`'s twice, the versions' tsquery
-    (with `versions`), then those of `where`."""
-    matches = f"{tsquery} && %s::tsquery" if versions else tsquery
+        return _best_per_parent(
+            fetch_rows(_text_indexed_sql(table, parent_field, where), [tsquery, tsquery, *params])
+        )
+    matches, match_params = "to_tsquery('simple', %s)", [tsquery]
+    if versions is not None:
+        matches += " && %s::tsquery"
+        match_params.append(versions_tsquery(versions))
     # OFFSET 0 keeps the full-text matches (a few thousand at most, see
     # TERM_ROW_BUDGET) apart from the scope filter: otherwise PostgreSQL ANDs
     # the GIN bitmap with the version index's bitmap of every chunk in the
     # version, which took longer than ranking the matches (14.5 ms vs 7.3 ms).
-    return (
-        f'SELECT "{parent_field}_id", "id", ts_rank(search_vector, {tsquery})'  # noqa: S608 - names are ours, values are parameters
+    # ts_rank's tsquery is a sub-select, computed once: once the statement is
+    # prepared, a generic plan parsed to_tsquery(%s) again for every match
+    # (at 100k incidents 15.2 ms → 9.8 ms p50 over 200 questions).
+    ranked = (
+        f'SELECT "{parent_field}_id", "id",'  # noqa: S608 - names are ours, values are parameters
+        " ts_rank(search_vector, (SELECT to_tsquery('simple', %s)))"
         f' FROM (SELECT * FROM "{table}"'
         f" WHERE {VERSIONED_SEARCH_VECTOR} @@ ({matches}) OFFSET 0)"
         f' AS "{table}" WHERE {where}'
         " ORDER BY 3 DESC"
         f" LIMIT {TEXT_CANDIDATES:d}"
     )
+    return _best_per_parent(fetch_rows(ranked, [tsquery, *match_params, *params]))
 
 
-def _text_indexed_sql(table: str, parent_field: str, where: str, tsquery: str) -> str:
+def _text_indexed_sql(table: str, parent_field: str, where: str) -> str:
     """`_text_candidates`' statement where `where` is a partial full-text index's
     predicate (ChunkScope.text_indexed): the question's words alone reach that
     index, and every chunk it finds is in scope. The same rows in the same
     order as the versioned statement; at 100k incidents 7.1 → 4.0 ms p50
     (its GIN scan no longer walks the version lexeme's posting list).
-    `tsquery` reads the words (_TSQUERY_CHOSEN, or _TSQUERY_PARAMETER).
-    Parameters: `tsquery`'s twice, then those of `where`."""
+    Parameters: the tsquery twice, then those of `where`."""
     return (
-        f'SELECT "{parent_field}_id", "id", ts_rank(search_vector, {tsquery})'  # noqa: S608 - names are ours, values are parameters
-        f' FROM "{table}" WHERE search_vector @@ {tsquery} AND {where}'
+        f'SELECT "{parent_field}_id", "id",'  # noqa: S608 - names are ours, values are parameters
+        " ts_rank(search_vector, (SELECT to_tsquery('simple', %s)))"
+        f" FROM \"{table}\" WHERE search_vector @@ to_tsquery('simple', %s) AND {where}"
         f" ORDER BY 3 DESC LIMIT {TEXT_CANDIDATES:d}"
     )
 

@@ -14,7 +14,7 @@ from django.db.models import Model, Q
 from copilot.evaluation import EVAL_USERNAME
 from copilot.models import Ticket
 from copilot.services import conversation_create
-from incidents.models import Dataset, DatasetVersion, Incident, IncidentChunk, TermCount
+from incidents.models import Dataset, DatasetVersion, Incident, IncidentChunk
 from knowledge.models import KnowledgeChunk, KnowledgeDocument
 from tests.factories import DatasetVersionFactory, IncidentFactory
 
@@ -27,8 +27,6 @@ EVALUATION_ROWS: list[tuple[type[Model], Q]] = [
     (DatasetVersion, Q(dataset__name__startswith=EVAL)),
     (Incident, Q(version__dataset__name__startswith=EVAL)),
     (IncidentChunk, Q(version__dataset__name__startswith=EVAL)),
-    # The word counts of its own versions' chunks, which its searches keep.
-    (TermCount, Q(version__dataset__name__startswith=EVAL)),
     (KnowledgeDocument, Q(version__dataset__name__startswith=EVAL)),
     (KnowledgeChunk, Q(version__dataset__name__startswith=EVAL)),
     (User, Q(username=EVAL_USERNAME)),

@@ -70,7 +70,7 @@ def _full_text_ids(query: str) -> set[str]:
     """Incidents the full-text half of an unfiltered search finds, as it runs it."""
     versions = scope_version_ids()
     scope = ChunkScope.in_versions(IncidentChunk, versions)
-    hits, _ = _text_candidates(scope, "incident", query, versions)
+    hits = _text_candidates(scope, "incident", query, versions)
     found = IncidentChunk.objects.filter(incident_id__in=[hit[0] for hit in hits])
     return set(found.values_list("incident__incident_id", flat=True))
 
