@@ -1219,6 +1219,8 @@ MENTION_FILLER = frozenset(
         "a", "about", "across", "affect", "affected", "affecting", "after", "all", "also", "an",
         "and", "any", "anything", "are", "as", "at", "be", "been", "before", "broke", "broken",
         "by",
+        # How incidents relate to what they name: "incidents involving BigQuery".
+        "concerning", "hitting", "impacted", "impacting", "involved", "involving", "regarding",
         "can", "could", "did", "do", "does", "down", "downtime", "ever", "every", "everything",
         "failure", "failures", "for", "from", "get", "give", "go", "got", "had", "happen",
         "happened", "happening", "has", "have", "history", "hit", "hits", "how", "i", "in",

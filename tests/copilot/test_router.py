@@ -1345,3 +1345,68 @@ def test_last_as_a_verb_and_others_of_a_kind(question: str, tool: str) -> None:
 def test_a_that_clause_after_an_ing_word_points_at_nothing(question: str) -> None:
     (name, arguments), *_ = plan_of(question, CHECKOUT_ONLY)
     assert (name, "exhausted pool" in arguments["query"]) == ("search_knowledge", False)
+
+
+LISTED_PRODUCTS = [
+    *CATALOG,
+    qp.ApplicationEntry.of("Atlas Cloud (Tracker, Wiki, Service Desk sites)", "Atlas"),
+    qp.ApplicationEntry.of("Nimbus Lakehouse Storage API (EU multi-region)", "Nimbus"),
+    qp.ApplicationEntry.of("Nimbus Cloud (Compute, Lakehouse, Queues)", "Nimbus"),
+]
+
+
+@pytest.mark.parametrize(
+    "question", ["any incidents involving Queues?", "outages impacting Lakehouse"]
+)
+def test_how_incidents_relate_to_a_named_application_is_no_topic(question: str) -> None:
+    # "involving", "impacting": how the incidents relate to the name, nothing to search.
+    decided = route(question, catalog=LISTED_PRODUCTS, today=TODAY)
+    assert decided.tool == "get_incidents_by_application", decided.reason
+
+
+@pytest.mark.parametrize("question", ["Wiki outages", "Service Desk outages"])
+def test_a_component_named_without_a_window_never_lists_the_last_week(question: str) -> None:
+    decided = route(question, catalog=LISTED_PRODUCTS, today=TODAY)
+    assert decided.tool != "get_recent_incidents", decided.reason
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        # An ask typed in chat's spelling is still an ask...
+        ("renewed the cert on the gateway but some services still fail with the old one. "
+         "wat now", "search_knowledge"),
+        ("after the broker upgrade consumers keep getting dropped w/ ack timeouts, consumer "
+         "count drifting to 0. whcih setting do i change", "search_knowledge"),
+        # ...a setting and its value asked about as a search box would...
+        ("synchronous_commit=off safe for the ledger db during failover", "search_knowledge"),
+        ("sync_binlog=0 risky for payments mysql failover", "search_knowledge"),
+        # ...and how it went for others is what their incidents' records say.
+        ("After the failover our read replicas broke and a few seconds of payments are "
+         "missing. How did others reconstruct the data?", "search_similar_incidents"),
+    ],
+)  # fmt: skip
+def test_asks_in_chat_spelling_settings_and_how_others_fared(question: str, tool: str) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert decided.tool == tool, decided.reason
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Quick context: we have a vendor review on Friday. What incidents do we have for "
+        "PayU Core?",
+        "We may move off it and my lead wants to know how reliable it has been. Can you pull "
+        "together every PayU Core incident we have on file?",
+        "Give me all the Settlement & Reporting incidents, and say which lasted longest.",
+        "List every PayU Core outage, and were any of them caused by a deploy?",
+    ],
+)
+def test_a_sentence_asking_for_an_applications_incidents_lists_them(question: str) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert decided.tool == "get_incidents_by_application", decided.reason
+
+
+def test_others_besides_the_one_shown_are_searched() -> None:
+    question = "Any other pool outages in the history besides that one?"
+    assert plan_of(question, CHECKOUT_ONLY)[0][0] == "search_similar_incidents"

@@ -30,6 +30,7 @@ from copilot.chat_models.base import (
 from copilot.chat_models.offline import router
 from copilot.chat_models.offline.golden import golden_lookups, lead_with_verified, verified_answers
 from copilot.chat_models.offline.reading import conversation_state, last_user_index, turn_outcomes
+from copilot.chat_models.offline.spelling import respell_asks
 from copilot.chat_models.offline.state import ConversationState
 from copilot.chat_models.offline.writing import write_answer
 from incidents import selectors as incident_selectors
@@ -77,7 +78,8 @@ class OfflineChatModel:
     def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> Iterator[ModelEvent]:
         """Tool calls when the question has no results yet, else the written answer."""
         start = last_user_index(messages)
-        question = messages[start]["content"] or ""
+        # Respelt once for the router and the writer alike ("wat now" asks what to do).
+        question = respell_asks(messages[start]["content"] or "")
         outcomes = turn_outcomes(messages, start)
         golden = verified_answers(messages)
         if tools and not outcomes and not _CHAT_ONLY_RE.match(question):

@@ -117,7 +117,10 @@ _OTHERS_WHERE_RE = re.compile(
     # "What other times has that resolver been down?", "were there other occasions…":
     # other occurrences asked for, which a search finds, not this record.
     r"|\b(?:what|which|any|were\s+there|was\s+there|how\s+many|list|name)\s+(?:\w+\s+)?"
-    r"other\s+(?:times?|occasions?|instances?)\b",
+    r"other\s+(?:times?|occasions?|instances?)\b"
+    # "Any other wraparound outages in the history besides that one?": all but it.
+    r"|\b(?:other|more|else)\b[^?.!]*\b(?:besides|apart\s+from|aside\s+from|other\s+than|"
+    r"except(?:\s+for)?)\s+(?:that|this|it|the)\b",
     re.IGNORECASE,
 )
 _SELECT_MANY_RE = re.compile(
@@ -408,6 +411,8 @@ _POINTER_WORDS = frozenset(
         "similar", "thing", "things", "one", "ones", "case", "cases", "got", "exist",
         "exists", "anything", "something", "should", "would", "could", "need", "else",
         "anyone", "other", "others", "more", "incidents", "outages",
+        # ...all but the one shown, and where they are kept: "…in the history besides that one"
+        "besides", "except", "apart", "aside", "history", "record", "records", "log",
     }
 )  # fmt: skip
 

@@ -33,6 +33,7 @@ from copilot.chat_models.offline.routes import (
     listing_limit,
     search_limit,
 )
+from copilot.chat_models.offline.spelling import respell_asks
 from copilot.chat_models.offline.state import ConversationState, Remembered
 from incidents import query_parsing as qp
 from incidents.parsing import find_incident_ids
@@ -106,6 +107,7 @@ def understand(
     `topics` are the words incidents are about (`incident_topic_words`): with
     them, a time window plus words that name no topic is a plain listing.
     """
+    question = respell_asks(question)  # "wat now", "whcih setting": the ask as meant
     ids = find_incident_ids(question)
     if ids:
         routes = [Route("lookup_incident_by_id", {"incident_id": i}, "incident id") for i in ids]
@@ -290,6 +292,7 @@ def follow_up_kind(
     catalog: Sequence[qp.ApplicationEntry] = (),
 ) -> str | None:
     """The same decision `understand` makes, for the writer of the answer."""
+    question = respell_asks(question)
     if not state.focus or find_incident_ids(question):
         return None
     guess = guess_intent(question).among(_allowed(state, chat=True))
@@ -317,6 +320,11 @@ def _decide(
         return _decided_without(
             question, guess, first, f"{first} {p1:.2f} but {unfit}", catalog, today, probe
         )
+    listed = _a_clause_lists_an_application(question, catalog) if first != "lookup" else ""
+    if listed:
+        # "…a vendor review on Friday. What incidents do we have for Cloudflare's R2?":
+        # the story around it is context; the sentence that asks is a listing.
+        return "by_application", f"{first} {p1:.2f}, but a sentence asks for {listed}'s incidents"
     asked = document_asked(question)
     if first != "knowledge" and asked and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
@@ -436,7 +444,16 @@ def _slots_agree(
     if intent != "by_application":
         return intent, ""
     mention = qp.find_application_mention(question, catalog)
-    runner_up = guess.ranked[1][0]
+    # The next intent that can run: a listing by time with no window in the
+    # question ("Jira outages") would list the last week, which nobody asked.
+    runner_up = next(
+        (
+            name
+            for name, _ in guess.ranked[1:]
+            if not _listing_without_slot(question, name, catalog, today)
+        ),
+        "similar",
+    )
     # "Mozilla outages": a company whose applications' names do not say it is no
     # component of them.
     if (
@@ -510,7 +527,8 @@ _ASKS_HOW_IT_WORKS_RE = re.compile(
     r"|^\W*(?:does|do|will|would|can|could)\s+(?:[\w./+-]+\s+){1,4}(?:fall\s+over|hold\s+up|"
     r"cope|scale|break|degrade|choke|hang|deadlock|leak|lose|drop|skip|jump|reset|wrap|"
     r"overflow)s?\b[^?]*?\b(?:under|at|when|with|after|during|if|beyond|past|once)\b"
-    r"|\bis\s+[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
+    # "is innodb_flush_log_at_trx_commit=2 safe for…", or typed as a search without "is".
+    r"|(?:\bis\s+|^\W*)[\w.]+\s*=\s*[\w.]+\s+(?:safe|ok|okay|fine|risky|dangerous)\b"
     # "Can we rely on sequences being gap-free?", "is it safe to assume…", "are TTLs
     # guaranteed to…": whether a property holds, whatever was just seen.
     r"|^\W*(?:can|could|should|may)\s+(?:we|i|you|one)\s+(?:safely\s+|still\s+)?"
@@ -602,10 +620,21 @@ def also_asks_if_it_happened(question: str) -> bool:
     return bool(_ALSO_HAPPENED_RE.search(question))
 
 
+# How it went for others: what their incidents' records say ("How did others
+# reconstruct the data?", "how did this play out for other companies?").
+_HOW_OTHERS_FARED_RE = re.compile(
+    r"\bhow\s+(?:did|have|has)\s+(?:others|anyone(?:\s+else)?|everyone\s+else|other\s+"
+    r"(?:teams|companies|orgs|organi[sz]ations|people|folks|shops|vendors|sites))\b"
+    r"|\bplay(?:ed)?\s+out\s+(?:for|at|with|elsewhere)\b",
+    re.IGNORECASE,
+)
+
+
 def _asks_if_it_happened(question: str) -> bool:
     sentences = _SENTENCE_END_RE.split(question.strip())
     return bool(
         _ASKS_IF_IT_HAPPENED_RE.search(question)
+        or _HOW_OTHERS_FARED_RE.search(question)
         or _ASKS_FOR_INCIDENTS_RE.search(question)
         or _WHICH_INCIDENTS_RE.search(question)
         or _ASKS_FOR_PRECEDENT_RE.search(last_sentence(question))
@@ -705,6 +734,9 @@ _ASKING_WORDS_RE = re.compile(
     r"should\s+(?:we|i)|anything\s+(?:i|we)\s+should|safe\s+to|need\s+(?:to|a|the)|"
     r"want\s+(?:to|a|the)|looking\s+for|wondering|anyone\s+know|procedure|playbook|runbook|"
     r"read\s+first|"
+    # A question's own word order anywhere: "…drifting to 0. which setting do i change".
+    r"(?:which|what|where|how|when|who)\s+(?:\w+\s+){0,2}(?:do|does|should|can|could|must)\s+"
+    r"(?:i|we|you)\s+\w+|"
     # "Kindly advise the steps for…", "request you to suggest…": a request, politely.
     r"kindly|advise|suggest|request\s+you|let\s+(?:me|us)\s+know)\b",
     re.IGNORECASE,
@@ -795,6 +827,29 @@ def _only_names_an_application(question: str, catalog: Sequence[qp.ApplicationEn
     return mention.subject if _words_beside(question, mention) == 0 else ""
 
 
+# Sentences, and clauses joined by ", and": "Give me all the Sentry incidents, and tell
+# me which was the longest."
+_SENTENCE_OR_AND_RE = re.compile(r"(?<=[.!?;])\s+|,\s+and\s+")
+_ASKS_FOR_A_LIST_RE = re.compile(
+    r"\b(?:incidents?|outages?|history|track\s+record|on\s+(?:record|file))\b", re.IGNORECASE
+)
+
+
+def _a_clause_lists_an_application(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str:
+    """The application a sentence of a longer message asks to list, when that
+    sentence says nothing else to search ("Can you pull together every CircleCI
+    incident we have on file?" after a story of why)."""
+    clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+    if len(clauses) < 2:
+        return ""
+    for clause in reversed(clauses):
+        if _ASKS_FOR_A_LIST_RE.search(clause):
+            subject = _only_names_an_application(clause, catalog)
+            if subject:
+                return subject
+    return ""
+
+
 def _names_one_event(question: str, mention: qp.ApplicationMention) -> bool:
     """ "The big Roblox outage", "Fastly's global outage": one event of the application,
     told apart by a determiner or a describing word, which a search finds; "Roblox
@@ -813,7 +868,7 @@ def _words_beside(question: str, mention: qp.ApplicationMention) -> int:
     """Content words of the question besides the application's name, and besides
     what the list is for ("for the broker review") or how often it failed ("how
     many times has it gone down?"): neither is anything to search for."""
-    asked = _HOW_OFTEN_DOWN_RE.sub(" ", _PURPOSE_RE.sub(" ", question))
+    asked = _HOW_OFTEN_DOWN_RE.sub(" ", _PURPOSE_RE.sub(" ", _ON_RECORD_RE.sub(" ", question)))
     return len(_subject_words(" ".join(_without_name(asked, mention))).split())
 
 
@@ -821,6 +876,11 @@ _PURPOSE_RE = re.compile(
     r"\bfor\s+(?:the|our|my|a|an|this|next|tomorrow'?s)?\s*(?:[\w-]+\s+){0,2}?"
     r"(?:review|report|meeting|retro\w*|audit|deck|slides?|summary|qbr|board|boss|manager|"
     r"leadership|execs?|post-?mortem|write-?up|handover|hand-off)\b",
+    re.IGNORECASE,
+)
+# Where the list is kept or how it is gathered: "we have on file", "pull together".
+_ON_RECORD_RE = re.compile(
+    r"\b(?:on|in)\s+(?:file|record|the\s+(?:log|books))\b|\bpull\s+together\b|\btrack\s+record\b",
     re.IGNORECASE,
 )
 _HOW_OFTEN_DOWN_RE = re.compile(
