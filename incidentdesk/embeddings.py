@@ -217,6 +217,11 @@ def _whole_words() -> frozenset[str]:
     return frozenset(token for token in vocab if token.isalpha())
 
 
+def common_words() -> frozenset[str]:
+    """The whole words of the model's English vocabulary (one object, cached)."""
+    return _whole_words()
+
+
 def is_common_word(word: str) -> bool:
     """Whether `word` is a whole word of the model's 30k-token English vocabulary:
     "air" and "cast" are, acronyms such as "gclb" or "nlb" are not."""

@@ -20,9 +20,11 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from incidentdesk.db import rows_select
+from incidentdesk.embeddings import common_words
 from incidentdesk.errors import NotFoundError
 from incidentdesk.filtering import filter_queryset
 from incidents import query_parsing as qp
+from incidents import spelling
 from incidents.caching import TimedCache
 from incidents.dataset_selectors import active_versions
 from incidents.filtersets import IncidentFilter
@@ -133,7 +135,7 @@ def chunk_scope(version: DatasetVersion | None = None) -> QuerySet[IncidentChunk
 
 
 def incident_best_similarity(*, query: str, version: DatasetVersion | None = None) -> float:
-    return chunks_best_similarity(chunk_scope(version), query)
+    return chunks_best_similarity(chunk_scope(version), respelt(query, version))
 
 
 # --- lookup by id ---------------------------------------------------------------
@@ -321,6 +323,11 @@ def _read_topic_words(version_ids: list[int]) -> frozenset[str]:
     return frozenset(row[0] for row in fetch_rows(sql, [version_ids]))
 
 
+def respelt(query: str, version: DatasetVersion | None = None) -> str:
+    """`query` with misspelt words written as the titles or English write them."""
+    return spelling.respell(query, common_words(), incident_topic_words(version))
+
+
 def parse_incident_filters(
     query: str, *, today: dt.date, version: DatasetVersion | None = None
 ) -> tuple[IncidentFilters, str]:
@@ -456,6 +463,7 @@ def incident_search_similar(
     If the filters leave nothing, they are dropped and `expanded` says so.
     """
     today = now or timezone.localdate()
+    query = respelt(query, version)
     filters, rest = parse_incident_filters(query, today=today, version=version)
     # The embedding is the longest step: start it now for the text ranked
     # unless every filter is dropped, and check the filters while it runs.

@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rapidfuzz.distance import OSA
-
 from incidentdesk.embeddings import is_common_word
+from incidents.spelling import one_slip
 
 # Chat shorthands, several of them whole words of the model's vocabulary ("wat" is a
 # Thai temple), so respelt by name rather than by distance.
@@ -24,7 +23,7 @@ _SHORTHANDS = {
     "w/": "with", "w/o": "without", "thru": "through", "smth": "something",
     "sth": "something", "ppl": "people", "rn": "right now", "hv": "have", "shd": "should",
 }  # fmt: skip
-# The words an ask is made of. A typed word one slip from one of them (`_one_slip`),
+# The words an ask is made of. A typed word one slip from one of them (`one_slip`),
 # and no English word itself, is taken for it.
 ASK_WORDS = (
     "what", "which", "how", "why", "when", "where", "who", "should", "could", "would",
@@ -52,13 +51,5 @@ def _nearest_ask_word(word: str) -> str:
     """The ask word one edit from `word`, if `word` is no English word ("whcih")."""
     if len(word) < 3 or "/" in word or is_common_word(word) or word.removesuffix("s") in ASK_WORDS:
         return ""  # "whats", "hows": "what's" typed without its apostrophe
-    near = [w for w in ASK_WORDS if _one_slip(word, w)]
+    near = [w for w in ASK_WORDS if one_slip(word, w)]
     return near[0] if len(near) == 1 else ""
-
-
-def _one_slip(typed: str, word: str) -> bool:
-    """A letter left out, doubled in or two swapped: the slips of fast typing. A
-    letter changed is not one of them ("docs" is not "does")."""
-    if OSA.distance(typed, word) != 1:
-        return False
-    return len(typed) != len(word) or sorted(typed) == sorted(word)
