@@ -452,3 +452,11 @@ def test_documents_and_whether_it_happened_are_both_answered() -> None:
     assert "INC-2025-10-02-001" in answer
     fixing = write_answer("how do I fix a bad deploy?", found, ConversationState())
     assert "How it was fixed before:" in fixing
+
+
+def test_incidents_asked_first_are_answered_first_then_the_document() -> None:
+    found = search(POOL) + documents(("KB-RB-022", "Queue backlog drain", 1.0))
+    question = "what incidents do we have where the pool ran out, and is there a runbook for it?"
+    answer = write_answer(question, found, ConversationState())
+    assert answer.startswith("The closest match is **INC-2025-10-02-001**")
+    assert "The runbook you asked about: **KB-RB-022** — Queue backlog drain." in answer

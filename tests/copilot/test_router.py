@@ -1410,3 +1410,68 @@ def test_a_sentence_asking_for_an_applications_incidents_lists_them(question: st
 def test_others_besides_the_one_shown_are_searched() -> None:
     question = "Any other pool outages in the history besides that one?"
     assert plan_of(question, CHECKOUT_ONLY)[0][0] == "search_similar_incidents"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which incident of theirs is it mentioning? I want to read it.",
+        "which incident is it from and what did they change",
+        "Which failover does it use as an example?",
+    ],
+)
+def test_the_incident_a_document_mentions_is_looked_up(question: str) -> None:
+    state = ConversationState((), "sequences jumping?", documents=(SEQUENCES,))
+    assert [name for name, _ in plan_of(question, state)] == ["lookup_incident_by_id"] * 2
+
+
+def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
+    question = "How long until it was back, and what are they changing so it doesn't happen again?"
+    assert plan_of(question, CHECKOUT_ONLY)[0][0] == "lookup_incident_by_id"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # A pasted alert, then the ask on its own line...
+        "ALERT vendor-status: PayU Core degraded (5m), host=api-3\n"
+        "what past PayU Core incidents do we have on record?",
+        # ...where the list is kept, and a second ask joined by "and also".
+        "Could you list every PayU Core incident in the corpus?",
+        "can you list all PayU Core incidents and also say which of them was the longest?",
+    ],
+)
+def test_more_ways_of_asking_for_an_applications_incidents(question: str) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert decided.tool == "get_incidents_by_application", decided.reason
+
+
+def test_a_listing_asked_after_a_story_ignores_the_storys_dates() -> None:
+    question = (
+        "We moved our payments onto PayU Core last year and my director is nervous. "
+        "Yesterday a few merchants complained. Can you pull every incident that affected "
+        "PayU Core?"
+    )
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert (decided.tool, decided.arguments.get("app_name")) == (
+        "get_incidents_by_application",
+        "PayU Core",
+    )
+
+
+def test_a_name_one_slip_from_the_titles_words_is_read_as_they_write_it() -> None:
+    topics = frozenset({"payu", "core", "settlement", "reporting", "heroku"})
+    decided = route("herkou incidents", catalog=[*CATALOG, qp.ApplicationEntry.of("Heroku API",
+                    "Heroku")], today=TODAY, topics=topics)  # fmt: skip
+    assert decided.tool == "get_incidents_by_application", decided.reason
+
+
+def test_incidents_asked_first_then_a_document_are_both_searched_in_that_order() -> None:
+    question = (
+        "what incidents do we have where the settlement database fell over, and is there a "
+        "runbook for queue backlogs?"
+    )
+    assert [(r.tool, r.reason) for r in plan(question, state=ConversationState(),
+                                             catalog=CATALOG, today=TODAY)] == [
+        ("search_similar_incidents", "similar incidents"), ("search_knowledge", "knowledge")
+    ]  # fmt: skip

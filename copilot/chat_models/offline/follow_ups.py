@@ -58,7 +58,8 @@ _RECURRENCE_RE = re.compile(
 # repeat asked about ("so did it happen again?" still asks).
 _NEVER_AGAIN_RE = re.compile(
     r"\b(?:so(?:\s+that)?\s+(?:it|that|this|they|we)\s+(?:would|will|could|can|should|might|"
-    r"wouldn't|won't|can't|couldn't|wouldnt|wont|cant|never|not)|to\s+(?:make\s+sure|ensure|"
+    r"wouldn't|won't|can't|couldn't|wouldnt|wont|cant|never|not|doesn't|doesnt|does\s+not|"
+    r"don't|dont|do\s+not)|to\s+(?:make\s+sure|ensure|"
     r"stop|keep|avoid))\b[^.?!]{0,40}?\bagain\b",
     re.IGNORECASE,
 )
@@ -290,7 +291,10 @@ def asks_incidents_of_documents(question: str, state: ConversationState) -> bool
 _SOURCES_RE = re.compile(
     r"\b(?:based\s+on|drawn\s+from|draws?\s+on|drew\s+on|written\s+(?:up\s+)?(?:from|after)|"
     r"comes?\s+from|came\s+from|derived\s+from|sources?|cites?|cited|references?|referenced|"
-    r"refers?\s+to|behind\s+(?:it|that|this|the)|inspired|prompted)\b",
+    r"refers?\s+to|behind\s+(?:it|that|this|the)|inspired|prompted|"
+    # "Which incident is it mentioning?", "which incident is it from?", "which outage
+    # does it use as an example?"
+    r"mention(?:s|ed|ing)?|(?:is|was)\s+(?:it|that|this)\s+from|examples?)\b",
     re.IGNORECASE,
 )
 # "Which outage was it seen in?", "who ran into this in production?": the cases the

@@ -35,7 +35,9 @@ from copilot.chat_models.offline.routes import (
 )
 from copilot.chat_models.offline.spelling import respell_asks
 from copilot.chat_models.offline.state import ConversationState, Remembered
+from incidentdesk.embeddings import common_words
 from incidents import query_parsing as qp
+from incidents import spelling
 from incidents.parsing import find_incident_ids
 
 __all__ = [
@@ -108,6 +110,8 @@ def understand(
     them, a time window plus words that name no topic is a plain listing.
     """
     question = respell_asks(question)  # "wat now", "whcih setting": the ask as meant
+    if topics:  # "herkou incidents": a name one slip from the titles' words, as they write it
+        question = spelling.respell(question, common_words(), topics)
     ids = find_incident_ids(question)
     if ids:
         routes = [Route("lookup_incident_by_id", {"incident_id": i}, "incident id") for i in ids]
@@ -131,7 +135,12 @@ def understand(
         "recent": functools.partial(_recent, topics=topics),
         "by_application": functools.partial(_by_application, topics=topics),
     }
-    routes = routers[intent](question, catalog, today)
+    # A listing is read from the sentence that asks for it, not the story before it
+    # ("…since last year. Can you pull every incident that affected Jira?").
+    asking = (listing_clause(question, catalog) if intent == "by_application" else "") or question
+    routes = routers[intent](asking, catalog, today)
+    if intent == "similar" and _asks_incidents_then_documents(question):
+        routes += _knowledge(question, catalog, today)[:1]  # the document asked second
     if isinstance(considered, Evidence):
         # Weighed on evidence, so shown with it: the other search's best results too.
         routes += [
@@ -320,12 +329,15 @@ def _decide(
         return _decided_without(
             question, guess, first, f"{first} {p1:.2f} but {unfit}", catalog, today, probe
         )
-    listed = _a_clause_lists_an_application(question, catalog) if first != "lookup" else ""
-    if listed:
+    clause = listing_clause(question, catalog) if first != "lookup" else ""
+    if clause:
         # "…a vendor review on Friday. What incidents do we have for Cloudflare's R2?":
         # the story around it is context; the sentence that asks is a listing.
+        listed = _only_names_an_application(clause, catalog)
         return "by_application", f"{first} {p1:.2f}, but a sentence asks for {listed}'s incidents"
     asked = document_asked(question)
+    if asked and _asks_incidents_then_documents(question):
+        return "similar", f"{first} {p1:.2f}, but asks for incidents first, then a {asked}"
     if first != "knowledge" and asked and _is_request(question):
         # The user names the kind of document they want ("Known issue with X?").
         return "knowledge", f"{first} {p1:.2f}, but asks for a {asked}"
@@ -827,26 +839,39 @@ def _only_names_an_application(question: str, catalog: Sequence[qp.ApplicationEn
     return mention.subject if _words_beside(question, mention) == 0 else ""
 
 
-# Sentences, and clauses joined by ", and": "Give me all the Sentry incidents, and tell
-# me which was the longest."
-_SENTENCE_OR_AND_RE = re.compile(r"(?<=[.!?;])\s+|,\s+and\s+")
+# Sentences (a pasted alert ends with its line), and clauses joined by ", and" or
+# "and also": "Give me all the Sentry incidents, and tell me which was the longest."
+_SENTENCE_OR_AND_RE = re.compile(r"(?<=[.!?;])\s+|\n+|,\s+and\s+|\s+and\s+also\s+")
 _ASKS_FOR_A_LIST_RE = re.compile(
     r"\b(?:incidents?|outages?|history|track\s+record|on\s+(?:record|file))\b", re.IGNORECASE
 )
 
 
-def _a_clause_lists_an_application(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str:
-    """The application a sentence of a longer message asks to list, when that
-    sentence says nothing else to search ("Can you pull together every CircleCI
-    incident we have on file?" after a story of why)."""
+def _asks_incidents_then_documents(question: str) -> bool:
+    """ "What incidents do we have where a kafka cluster fell over, and is there a
+    runbook for queue backlogs?": both are answered, in the order asked."""
+    clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+    if len(clauses) < 2 or document_asked(clauses[0]):
+        return False
+    opening = clauses[0]
+    asks_incidents = (
+        _ASKS_FOR_INCIDENTS_RE.search(opening)
+        or _WHICH_INCIDENTS_RE.search(opening)
+        or _ASKS_IF_IT_HAPPENED_RE.search(opening)
+    )
+    return bool(asks_incidents) and any(document_asked(c) for c in clauses[1:])
+
+
+def listing_clause(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str:
+    """The sentence of a longer message that asks to list an application's incidents
+    and says nothing else to search ("Can you pull together every CircleCI incident
+    we have on file?" after a story of why), or ""."""
     clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
     if len(clauses) < 2:
         return ""
     for clause in reversed(clauses):
-        if _ASKS_FOR_A_LIST_RE.search(clause):
-            subject = _only_names_an_application(clause, catalog)
-            if subject:
-                return subject
+        if _ASKS_FOR_A_LIST_RE.search(clause) and _only_names_an_application(clause, catalog):
+            return clause
     return ""
 
 
@@ -880,7 +905,9 @@ _PURPOSE_RE = re.compile(
 )
 # Where the list is kept or how it is gathered: "we have on file", "pull together".
 _ON_RECORD_RE = re.compile(
-    r"\b(?:on|in)\s+(?:file|record|the\s+(?:log|books))\b|\bpull\s+together\b|\btrack\s+record\b",
+    r"\b(?:in|from)\s+(?:the|your|our)\s+(?:corpus|data\s*set|data|archive|system|database|"
+    r"knowledge\s+base|kb|records?|logs?)\b"
+    r"|\b(?:on|in)\s+(?:file|record|the\s+(?:log|books))\b|\bpull\s+together\b|\btrack\s+record\b",
     re.IGNORECASE,
 )
 _HOW_OFTEN_DOWN_RE = re.compile(

@@ -171,7 +171,20 @@ def _search_answer(question: str, outcomes: list[ToolOutcome], state: Conversati
     parts.append(detail_of_closest(question, top))
     if others:
         parts.append("Other similar incidents:\n" + "\n".join(_bullets(others)))
+    parts.append(_documents_asked_too(outcomes))
     return "\n\n".join(p for p in parts if p)
+
+
+def _documents_asked_too(outcomes: list[ToolOutcome]) -> str:
+    """ "…and is there a runbook for queue backlogs?" after the incidents: the best
+    document the second search found, quoted."""
+    documents = [r for o in outcomes for r in o.records if r.is_document]
+    if not documents:
+        return ""
+    top = documents[0]
+    kind = top.get("Type").replace("_", " ") or "document"
+    excerpt = f"\n> {top.get('Excerpt')}" if top.get("Excerpt") else ""
+    return f"The {kind} you asked about: **{top.id}** — {top.title}.{excerpt}"
 
 
 def _none_matched(outcome: ToolOutcome) -> str:
