@@ -1475,3 +1475,30 @@ def test_incidents_asked_first_then_a_document_are_both_searched_in_that_order()
                                              catalog=CATALOG, today=TODAY)] == [
         ("search_similar_incidents", "similar incidents"), ("search_knowledge", "knowledge")
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("Have there been incidents in which a bad deploy was rolled back, but the rollback "
+         "itself failed?", "search_similar_incidents"),
+        ("list PayU Core incidents and say which one was a certificate problem",
+         "get_incidents_by_application"),
+        # One event of an application, dated, is searched for, not listed by date.
+        ("My VP wants a one-liner on the PayU Core thing from July 2025. What was the impact?",
+         "search_similar_incidents"),
+    ],
+)  # fmt: skip
+def test_precedents_listings_with_a_second_ask_and_one_dated_event(
+    question: str, tool: str
+) -> None:
+    decided = route(question, catalog=CATALOG, today=TODAY)
+    assert decided.tool == tool, decided.reason
+
+
+def test_a_past_detail_asked_for_a_customer_is_the_records() -> None:
+    question = (
+        "How much data did they lose and how long did restoring take? I need something I can "
+        "tell the customer."
+    )
+    assert plan_of(question, CHECKOUT_ONLY)[0][0] == "lookup_incident_by_id"

@@ -227,8 +227,11 @@ def _follow_up_kind(
     # the model itself leans to documents (among search intents alone, a detail
     # question such as "what set it off?" leans anywhere).
     # Naming a kind of document ("is that a known issue?") leans there in words.
+    # A detail of what happened asked in the past ("How much data did they lose? I
+    # need something to tell the customer") is the record's, however the model leans.
+    leans_to_documents = guess.intent == "knowledge" and not _PAST_DETAIL_RE.search(question)
     asks_for_documents = not follow_ups.asks_its_own_report(question) and (
-        guess.intent == "knowledge" or document_asked(question) is not None
+        leans_to_documents or document_asked(question) is not None
     )
     documents_about_it = asks_for_documents and follow_ups.has_reference(question)
     referring = (
@@ -248,6 +251,11 @@ def _follow_up_kind(
 
 
 _NOWADAYS = frozenset({"today", "tonight"})
+_PAST_DETAIL_RE = re.compile(
+    r"\b(?:how\s+(?:much|many|long|far|bad)|what|when|who|which|why|where)\b[^.?!]{0,40}?"
+    r"\b(?:did|was|were|had)\s+(?:they|it|that|this|them)\b",
+    re.IGNORECASE,
+)
 
 
 def _leans_back(question: str, guess: IntentGuess, state: ConversationState) -> bool:
@@ -438,6 +446,11 @@ def _listing_without_slot(
             return f"{ONE_EVENT_OF} {mention.subject}, not a listing"
     if intent == "recent" and qp.parse_time_window(question, today)[0] is None:
         return "no time window"
+    if intent == "recent":
+        # "the CrowdStrike thing from July 2024": one event, dated, is searched for.
+        mention = qp.find_application_mention(question, catalog)
+        if mention is not None and _DEFINITE_EVENT_RE.search(question):
+            return f"{ONE_EVENT_OF} {mention.subject}, not a listing"
     return ""
 
 
@@ -570,6 +583,9 @@ _ASKS_IF_IT_HAPPENED_RE = re.compile(
     r"|(?:are\s+there\s+|were\s+there\s+)?any\s+(?:\w+\s+)?(?:outages?|incidents?|cases?|examples?|"
     r"instances?|times?)\s+(?:where|when|in\s+which|that|caused|from|after)\b"
     r"|(?:was|were)\s+there\s+(?:ever\s+)?(?:an?|any)\s+(?:\w+\s+)?(?:outages?|incidents?)\b"
+    # "Have there been incidents in which a rollback itself failed?"
+    r"|(?:have|has)\s+there\s+(?:ever\s+)?been\s+(?:an?\s+|any\s+)?(?:\w+\s+)?"
+    r"(?:outages?|incidents?|cases?)\b"
     r"|(?:have|has)\s+(?:we|you|anyone|anybody|they)\s+(?:ever\s+)?(?:seen|had|hit|run\s+into)\b)",
     re.IGNORECASE,
 )
@@ -816,8 +832,14 @@ def _by_application_named(
 _ONE_EVENT_RE = re.compile(
     r"\b(?:outage|incident|failure|meltdown|mess|disaster|breakage|event|degradation|crash|"
     r"fiasco|debacle|snafu|catastrophe|blow-?up|breach|hack|leak|wipe-?out|screw-?up|"
-    r"fire|glitch|blip)\b"
+    r"fire|glitch|blip|thing)\b"
     r"(?!\s+(?:history|list|log|records?|count|summary|overview|reports?|rate|trends?))",
+    re.IGNORECASE,
+)
+# "The CrowdStrike thing", "that Slack outage": one event, pointed at.
+_DEFINITE_EVENT_RE = re.compile(
+    r"\b(?:the|that|this)\s+(?:[\w.&'-]+\s+){1,3}?(?:outage|incident|thing|meltdown|mess|"
+    r"disaster|fiasco|debacle|snafu|catastrophe|blow-?up|breach|hack|leak|wipe-?out)\b",
     re.IGNORECASE,
 )
 # A day, not a window: "on 12 june 2025", "june 12th", "2025-06-12".
@@ -841,7 +863,11 @@ def _only_names_an_application(question: str, catalog: Sequence[qp.ApplicationEn
 
 # Sentences (a pasted alert ends with its line), and clauses joined by ", and" or
 # "and also": "Give me all the Sentry incidents, and tell me which was the longest."
-_SENTENCE_OR_AND_RE = re.compile(r"(?<=[.!?;])\s+|\n+|,\s+and\s+|\s+and\s+also\s+")
+_SENTENCE_OR_AND_RE = re.compile(
+    r"(?<=[.!?;])\s+|\n+|,\s+and\s+|\s+and\s+also\s+"
+    # "list firefox incidents and say which one was a certificate problem"
+    r"|\s+and\s+(?=(?:say|tell|show|mark|note|highlight|flag|explain|point\s+out)\b)"
+)
 _ASKS_FOR_A_LIST_RE = re.compile(
     r"\b(?:incidents?|outages?|history|track\s+record|on\s+(?:record|file))\b", re.IGNORECASE
 )
