@@ -1502,3 +1502,16 @@ def test_a_past_detail_asked_for_a_customer_is_the_records() -> None:
         "tell the customer."
     )
     assert plan_of(question, CHECKOUT_ONLY)[0][0] == "lookup_incident_by_id"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # "the <name> case" names one of the results as "the <name> one" does...
+        ("In the Settlement case, why could they not roll back?", SECOND),
+        # ...but "the reason in that case" points at the one in focus: it names nothing.
+        ("Which bug was the reason in that case?", FIRST),
+    ],
+)
+def test_a_case_named_or_pointed_at(question: str, expected: list) -> None:
+    assert plan_of(question) == expected

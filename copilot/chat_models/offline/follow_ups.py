@@ -150,7 +150,8 @@ _ORDINAL_RE = re.compile(
     re.IGNORECASE,
 )
 _NAME_RE = re.compile(
-    r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+){0,2})\s+(?:one|incident|outage|thing|issue|problem|mess)\b",
+    r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+){0,2})\s+(?:one|incident|outage|thing|issue|problem|mess|"
+    r"case|story|example|event)\b",
     re.I,
 )
 _MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
@@ -548,9 +549,12 @@ def named_item(question: str) -> str:
     named = _NAME_RE.search(question)
     if named is None or named.group("name").lower() in _NOT_NAMES:
         return ""
+    if _POINTING_WORDS.intersection(named.group("name").lower().split()):
+        return ""  # "the reason in that case": a pointer, not a name
     return named.group("name")
 
 
+_POINTING_WORDS = frozenset({"that", "this", "those", "these", "it", "its", "in", "of", "for"})
 # Words in a name's place that say how much or which of the same incident, not
 # which incident: "the full outage", "the whole incident", "the same one".
 _NOT_NAMES = frozenset(
