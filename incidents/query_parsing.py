@@ -1324,15 +1324,16 @@ def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
 
 
 def _joined_names(catalog: tuple[ApplicationEntry, ...], words: set[str]) -> dict[str, str]:
-    """Two consecutive words of a name as people also write them, as one word:
-    "stackoverflow", "pagerduty", "cloudrun". Only where the joined word is no
-    word of the catalog itself."""
+    """Two consecutive words of a name as people also write them, as one word or
+    hyphenated: "stackoverflow", "pagerduty", "travis-ci". Only where the joined word
+    is no word of the catalog itself."""
     joined: dict[str, str] = {}
     for name in sorted({n for e in catalog for n in (e.application, e.company)}):
         parts = re.findall(r"[a-z]{2,}", name.lower())
         for first, second in itertools.pairwise(parts):
-            if first + second not in words:
-                joined.setdefault(first + second, f"{first} {second}")
+            for together in (first + second, f"{first}-{second}"):
+                if together not in words:
+                    joined.setdefault(together, f"{first} {second}")
     return joined
 
 

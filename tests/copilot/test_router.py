@@ -1439,6 +1439,8 @@ def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
         # ...where the list is kept, and a second ask joined by "and also".
         "Could you list every PayU Core incident in the corpus?",
         "can you list all PayU Core incidents and also say which of them was the longest?",
+        # A count in a learner's singular asks for them all.
+        "How many outage has been for PayU Core? Give me the list please.",
     ],
 )
 def test_more_ways_of_asking_for_an_applications_incidents(question: str) -> None:

@@ -591,6 +591,10 @@ class TestAProductWrittenOtherwise:
             ),
             # Two words of a name written as one.
             pytest.param("harboroverflow outages", SPELLINGS[2].application, id="two-words-joined"),
+            # ...or hyphenated.
+            pytest.param(
+                "trainly-ci incidents", SPELLINGS[4].application, id="two-words-hyphenated"
+            ),
             # A catalog acronym spelt out.
             pytest.param(
                 "block storage tier issues at acme",

@@ -849,7 +849,9 @@ _ONE_DAY_RE = re.compile(
     re.IGNORECASE,
 )
 _DEFINITE_RE = re.compile(r"\b(?:the|that|this)\b", re.IGNORECASE)
-_EVERY_RE = re.compile(r"\b(?:every|each|all|any|which)\b", re.IGNORECASE)
+# Before the event word, these count or list them all: "every CircleCI incident",
+# "how many outage has been for crates dot io?" (a count, in a learner's singular).
+_EVERY_RE = re.compile(r"\b(?:every|each|all|any|which|how\s+many|number\s+of)\b", re.IGNORECASE)
 
 
 def _only_names_an_application(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str:
