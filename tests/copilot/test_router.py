@@ -1517,3 +1517,18 @@ def test_a_past_detail_asked_for_a_customer_is_the_records() -> None:
 )
 def test_a_case_named_or_pointed_at(question: str, expected: list) -> None:
     assert plan_of(question) == expected
+
+
+def test_either_of_two_kinds_of_document_filters_by_neither() -> None:
+    decided = route("Is there a known issue or runbook for broker upgrades?", catalog=CATALOG,
+                    today=TODAY)  # fmt: skip
+    assert (decided.tool, "type_filter" in decided.arguments) == ("search_knowledge", False)
+
+
+def test_documents_for_a_named_result_are_searched_by_its_title() -> None:
+    question = (
+        "The Settlement one sounds almost identical to ours. Is there a known issue I can "
+        "link to from our write-up?"
+    )
+    (name, arguments), *_ = plan_of(question)
+    assert (name, arguments["query"]) == ("search_knowledge", "Settlement report missing rows")

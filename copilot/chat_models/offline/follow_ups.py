@@ -379,7 +379,16 @@ def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]
     for power/cooling events?") plus the incident in focus ("...for that?")."""
     own = _own_subject(question)
     query = f"{own} {state.topic}" if own else state.topic
-    if len(own.split()) >= OWN_STORY_WORDS:
+    named = (
+        selected_item(question, state.focus, state.listed, state.seen)
+        if named_item(question)
+        else None
+    )
+    if named is not None:
+        # "The CircleCI one sounds like ours. Is there a known issue for it?": the
+        # documents about that result, whatever else the story says.
+        query = named.title
+    elif len(own.split()) >= OWN_STORY_WORDS:
         # "Our checklist for communicating when the status page is down like that?"
         # says what the document is about; the incident's title would outweigh it.
         query = own

@@ -146,7 +146,7 @@ def document_asked(question: str) -> str | None:
     asks for documentation of no type, "review" when it asks what several
     incidents share, None when it asks for none."""
     asked = _DOCUMENT_IN_STORY_RE.sub(" ", question)
-    if _DOCUMENTATION_RE.search(asked):
+    if _DOCUMENTATION_RE.search(asked) or len(document_types(asked)) > 1:
         return document_type(asked) or "document"
     return document_type(asked) or ("review" if _SYNTHESIS_RE.search(asked) else None)
 
@@ -180,5 +180,13 @@ _DOCUMENT_IN_STORY_RE = re.compile(
 
 
 def document_type(question: str) -> str | None:
-    """The document type a question names ("the runbook", "known issues"), if any."""
-    return next((kind for pattern, kind in _DOCUMENT_TYPES if pattern.search(question)), None)
+    """The document type a question names ("the runbook", "known issues"), if it
+    names one: "a known issue or runbook" asks for either, so for no one type."""
+    kinds = document_types(question)
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def document_types(question: str) -> list[str]:
+    return list(
+        dict.fromkeys(kind for pattern, kind in _DOCUMENT_TYPES if pattern.search(question))
+    )
