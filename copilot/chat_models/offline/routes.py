@@ -59,17 +59,18 @@ _DOCUMENT_TYPES = (
         ),
         "architecture",
     ),
-    (
-        re.compile(
-            # "...every 15 minutes, is that expected?": whether it is known behaviour.
-            r"\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design|common|"
-            r"a\s+(?:known\s+|common\s+)?(?:thing|bug))\b"
-            # "...at 16TB, hidden limit?": a limit nobody wrote down is a known issue.
-            r"|\b(?:hidden|undocumented|silent|secret)\s+(?:limits?|caps?|quotas?|ceilings?)\b",
-            re.IGNORECASE,
-        ),
-        "known_issue",
+)
+# A kind inferred from how the question asks, when it names none outright.
+_INFERRED_TYPE = (
+    re.compile(
+        # "...every 15 minutes, is that expected?": whether it is known behaviour.
+        r"\b(?:is|was)\s+(?:this|that|it)\s+(?:expected|normal|by\s+design|common|"
+        r"a\s+(?:known\s+|common\s+)?(?:thing|bug))\b"
+        # "...at 16TB, hidden limit?": a limit nobody wrote down is a known issue.
+        r"|\b(?:hidden|undocumented|silent|secret)\s+(?:limits?|caps?|quotas?|ceilings?)\b",
+        re.IGNORECASE,
     ),
+    "known_issue",
 )
 
 
@@ -181,12 +182,17 @@ _DOCUMENT_IN_STORY_RE = re.compile(
 
 def document_type(question: str) -> str | None:
     """The document type a question names ("the runbook", "known issues"), if it
-    names one: "a known issue or runbook" asks for either, so for no one type."""
-    kinds = document_types(question)
-    return kinds[0] if len(kinds) == 1 else None
+    names one: "a known issue or runbook" asks for either, so for no one type. A
+    kind inferred from how it asks ("is that expected?") only when none is named."""
+    named = document_types(question)
+    if named:
+        return named[0] if len(named) == 1 else None
+    inferred, kind = _INFERRED_TYPE
+    return kind if inferred.search(question) else None
 
 
 def document_types(question: str) -> list[str]:
+    """The kinds of document a question names outright, in the order of the types."""
     return list(
         dict.fromkeys(kind for pattern, kind in _DOCUMENT_TYPES if pattern.search(question))
     )
