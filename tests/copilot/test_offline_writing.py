@@ -460,3 +460,12 @@ def test_incidents_asked_first_are_answered_first_then_the_document() -> None:
     answer = write_answer(question, found, ConversationState())
     assert answer.startswith("The closest match is **INC-2025-10-02-001**")
     assert "The runbook you asked about: **KB-RB-022** — Queue backlog drain." in answer
+
+
+def test_a_detail_then_a_document_answers_the_detail_then_quotes_the_document() -> None:
+    found = lookups(POOL) + documents(("KB-RB-004", "Connection exhaustion", 1.0))
+    question = "what did they change to fix it, and is there a runbook for pool exhaustion?"
+    answer = write_answer(question, found, ConversationState(STATE.focus[:1], "checkout slow"))
+    assert answer.index("INC-2025-10-02-001") < answer.index(
+        "The runbook you asked about: **KB-RB-004** — Connection exhaustion."
+    )

@@ -1532,3 +1532,11 @@ def test_documents_for_a_named_result_are_searched_by_its_title() -> None:
     )
     (name, arguments), *_ = plan_of(question)
     assert (name, arguments["query"]) == ("search_knowledge", "Settlement report missing rows")
+
+
+def test_a_detail_of_the_record_then_a_document_are_both_looked_up_in_that_order() -> None:
+    question = "what did they change to fix it, and is there a runbook for pool exhaustion?"
+    assert [name for name, _ in plan_of(question, CHECKOUT_ONLY)] == [
+        "lookup_incident_by_id",
+        "search_knowledge",
+    ]

@@ -124,6 +124,13 @@ def understand(
         routes = follow_ups.incidents_of_documents(question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), "refers back: documents")
     kind = _follow_up_kind(question, guess, state, today, catalog)
+    detail, documents = detail_then_document(question) if kind == "knowledge" else ("", "")
+    if detail:
+        # "what did they ship to fix it, and is there a doc for cert expiry?": the
+        # record first, then the documents, as asked.
+        routes = follow_ups.follow_up_routes("one", detail, state)
+        routes += follow_ups.follow_up_routes("knowledge", documents, state)
+        return Understanding("follow_up", guess.confidence, tuple(routes), "refers back: both")
     if kind is not None:
         routes = follow_ups.follow_up_routes(kind, question, state)
         return Understanding("follow_up", guess.confidence, tuple(routes), f"refers back: {kind}")
@@ -888,6 +895,22 @@ def _asks_incidents_then_documents(question: str) -> bool:
         or _ASKS_IF_IT_HAPPENED_RE.search(opening)
     )
     return bool(asks_incidents) and any(document_asked(c) for c in clauses[1:])
+
+
+_WH_OPENING_RE = re.compile(r"^\W*(?:what|which|when|who|why|where|how)\b", re.IGNORECASE)
+
+
+def detail_then_document(question: str) -> tuple[str, str]:
+    """A follow-up that asks a detail of the record, then for documents: the two
+    clauses, or ("", "")."""
+    clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+    first = clauses[0] if clauses else ""
+    if len(clauses) < 2 or document_asked(first) or not follow_ups.has_reference(first):
+        return "", ""
+    if not (_QUESTION_OPENING_RE.search(first) or _WH_OPENING_RE.search(first)):
+        return "", ""  # "The CircleCI one sounds like ours. Is there a known issue?": one ask
+    rest = " ".join(clauses[1:])
+    return (clauses[0], rest) if document_asked(rest) else ("", "")
 
 
 def listing_clause(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str:

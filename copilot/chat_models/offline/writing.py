@@ -245,6 +245,16 @@ def _sources_answer(question: str, outcomes: list[ToolOutcome], state: Conversat
     return f"{lead}{shown}:\n\n" + _incident_answer(question, outcomes, state)
 
 
+def _field_then_documents_answer(
+    question: str, outcomes: list[ToolOutcome], state: ConversationState
+) -> str:
+    """ "What did they ship to fix it, and is there a doc for cert expiry?": the
+    record's answer, then the document (`router.detail_then_document`)."""
+    detail, _ = router.detail_then_document(question)
+    answer = _field_answer(detail or question, outcomes, state)
+    return "\n\n".join(p for p in (answer, _documents_asked_too(outcomes)) if p)
+
+
 def _field_answer(question: str, outcomes: list[ToolOutcome], state: ConversationState) -> str:
     """A follow-up about one incident: the asked-for fact first, then the record."""
     records = _incident_records(outcomes)
@@ -605,6 +615,7 @@ _WRITERS: dict[tuple[str, str | None], Writer] = {
     ("get_recent_incidents", None): _list_answer,
     ("lookup_incident_by_id", None): _incident_answer,
     ("lookup_incident_by_id", "one"): _field_answer,
+    ("lookup_incident_by_id", "knowledge"): _field_then_documents_answer,
     ("lookup_incident_by_id", "select_many"): _selection_answer,
     ("lookup_incident_by_id", "superlative"): _superlative_answer,
 }
