@@ -1540,3 +1540,28 @@ def test_a_detail_of_the_record_then_a_document_are_both_looked_up_in_that_order
         "lookup_incident_by_id",
         "search_knowledge",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # A name typed tersely without "the" names a result...
+        ("settlement one fix", SECOND),
+        # ...but "which one" or "first one" without it name nothing.
+        ("Which one was worse?", FIRST),
+        # "the other one": of the two shown, the one not in focus.
+        ("the other one - what set it off?", SECOND),
+    ],
+)
+def test_results_named_tersely_or_as_the_other_one(question: str, expected: list) -> None:
+    assert plan_of(question) == expected
+
+
+def test_an_incident_in_the_document_is_one_it_draws_on() -> None:
+    state = ConversationState((), "sequences jumping?", documents=(SEQUENCES,))
+    assert [name for name, _ in plan_of("the 2021 incident in it", state)] == [
+        "lookup_incident_by_id"
+    ]
+    assert [name for name, _ in plan_of("sydney incident in it", state)] == [
+        "lookup_incident_by_id"
+    ] * 2

@@ -149,11 +149,12 @@ _ORDINAL_RE = re.compile(
     r"|(?:#|\bno\.?\s*|\bnumber\s+)(?P<d>[1-5])\b",
     re.IGNORECASE,
 )
-_NAME_RE = re.compile(
-    r"\bthe\s+(?P<name>[\w.-]+(?:\s+[\w.-]+){0,2})\s+(?:one|incident|outage|thing|issue|problem|mess|"
-    r"case|story|example|event)\b",
-    re.I,
+_NAMED_AS = (
+    r"(?P<name>[\w.-]+(?:\s+[\w.-]+){0,2})\s+"
+    r"(?:one|incident|outage|thing|issue|problem|mess|case|story|example|event)\b"
 )
+_NAME_RE = re.compile(rf"\bthe\s+{_NAMED_AS}", re.I)  # "the Heroku one"
+_TERSE_NAME_RE = re.compile(rf"^\W*{_NAMED_AS}", re.I)  # "basecamp one fix"
 _MONTH_NAMES = [name.capitalize() for name in qp.MONTHS]
 # What to do about it, rather than what happened: answered from documents.
 _PROCEDURE_RE = re.compile(
@@ -295,7 +296,10 @@ _SOURCES_RE = re.compile(
     r"refers?\s+to|behind\s+(?:it|that|this|the)|inspired|prompted|"
     # "Which incident is it mentioning?", "which incident is it from?", "which outage
     # does it use as an example?"
-    r"mention(?:s|ed|ing)?|(?:is|was)\s+(?:it|that|this)\s+from|examples?)\b",
+    r"mention(?:s|ed|ing)?|(?:is|was)\s+(?:it|that|this)\s+from|examples?|"
+    # "the sydney incident in it": an incident the document tells of.
+    r"(?:incidents?|outages?|cases?)\s+(?:in|from)\s+(?:it|that|this|there|the\s+(?:doc|"
+    r"document|runbook|note|write-?up)))\b",
     re.IGNORECASE,
 )
 # "Which outage was it seen in?", "who ran into this in production?": the cases the
@@ -556,6 +560,13 @@ def _names_one_shown(question: str, state: ConversationState) -> bool:
 def named_item(question: str) -> str:
     """ "the Mandrill one" → "Mandrill"; "" when no item is named."""
     named = _NAME_RE.search(question)
+    if named is None:
+        # Typed tersely without "the", only a name may stand there ("which one",
+        # "any incident", "first one" name nothing).
+        named = _TERSE_NAME_RE.search(question)
+        words = set(named.group("name").lower().split()) if named else set()
+        if words & qp.MENTION_FILLER.union(_ORDINALS, _NOT_NAMES):
+            return ""
     if named is None or named.group("name").lower() in _NOT_NAMES:
         return ""
     if _POINTING_WORDS.intersection(named.group("name").lower().split()):
@@ -568,8 +579,11 @@ _POINTING_WORDS = frozenset({"that", "this", "those", "these", "it", "its", "in"
 # which incident: "the full outage", "the whole incident", "the same one".
 _NOT_NAMES = frozenset(
     {*_ORDINALS, "full", "whole", "entire", "actual", "initial", "original", "main", "total",
-     "overall", "complete", "same", "very", "real"}
+     "overall", "complete", "same", "very", "real", "other"}
 )  # fmt: skip
+
+
+_OTHER_ONE_RE = re.compile(r"\bthe\s+other\s+(?:one|incident|outage)\b", re.IGNORECASE)
 
 
 def selected_item(
@@ -587,6 +601,11 @@ def selected_item(
     start?") is the whole pointer: an ordinal in the ask after it is a part of
     the incident, not an item of the list."""
     question = pointer_clause(question) or question
+    if _OTHER_ONE_RE.search(question):
+        # "the other one": of the two shown, the one not in focus.
+        others = [i for i in (*focus, *listed) if i.incident_id != focus[0].incident_id]
+        if others:
+            return others[0]
     ordinal = _ORDINAL_RE.search(question)
     if ordinal:
         digit = ordinal.group("d")
