@@ -1391,22 +1391,6 @@ def test_asks_in_chat_spelling_settings_and_how_others_fared(question: str, tool
     assert decided.tool == tool, decided.reason
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "Quick context: we have a vendor review on Friday. What incidents do we have for "
-        "PayU Core?",
-        "We may move off it and my lead wants to know how reliable it has been. Can you pull "
-        "together every PayU Core incident we have on file?",
-        "Give me all the Settlement & Reporting incidents, and say which lasted longest.",
-        "List every PayU Core outage, and were any of them caused by a deploy?",
-    ],
-)
-def test_a_sentence_asking_for_an_applications_incidents_lists_them(question: str) -> None:
-    decided = route(question, catalog=CATALOG, today=TODAY)
-    assert decided.tool == "get_incidents_by_application", decided.reason
-
-
 def test_others_besides_the_one_shown_are_searched() -> None:
     question = "Any other pool outages in the history besides that one?"
     assert plan_of(question, CHECKOUT_ONLY)[0][0] == "search_similar_incidents"
@@ -1433,7 +1417,14 @@ def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
 @pytest.mark.parametrize(
     "question",
     [
-        # A pasted alert, then the ask on its own line...
+        # A sentence of a longer message asks for the list...
+        "Quick context: we have a vendor review on Friday. What incidents do we have for "
+        "PayU Core?",
+        "We may move off it and my lead wants to know how reliable it has been. Can you pull "
+        "together every PayU Core incident we have on file?",
+        "Give me all the Settlement & Reporting incidents, and say which lasted longest.",
+        "List every PayU Core outage, and were any of them caused by a deploy?",
+        # ...a pasted alert, then the ask on its own line...
         "ALERT vendor-status: PayU Core degraded (5m), host=api-3\n"
         "what past PayU Core incidents do we have on record?",
         # ...where the list is kept, and a second ask joined by "and also".
@@ -1443,7 +1434,7 @@ def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
         "How many outage has been for PayU Core? Give me the list please.",
     ],
 )
-def test_more_ways_of_asking_for_an_applications_incidents(question: str) -> None:
+def test_a_sentence_asking_for_an_applications_incidents_lists_them(question: str) -> None:
     decided = route(question, catalog=CATALOG, today=TODAY)
     assert decided.tool == "get_incidents_by_application", decided.reason
 

@@ -882,10 +882,15 @@ _ASKS_FOR_A_LIST_RE = re.compile(
 )
 
 
+def _clauses(question: str) -> list[str]:
+    """The sentences and joined clauses of a message (`_SENTENCE_OR_AND_RE`)."""
+    return [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+
+
 def _asks_incidents_then_documents(question: str) -> bool:
     """ "What incidents do we have where a kafka cluster fell over, and is there a
     runbook for queue backlogs?": both are answered, in the order asked."""
-    clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+    clauses = _clauses(question)
     if len(clauses) < 2 or document_asked(clauses[0]):
         return False
     opening = clauses[0]
@@ -903,7 +908,7 @@ _WH_OPENING_RE = re.compile(r"^\W*(?:what|which|when|who|why|where|how)\b", re.I
 def detail_then_document(question: str) -> tuple[str, str]:
     """A follow-up that asks a detail of the record, then for documents: the two
     clauses, or ("", "")."""
-    clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+    clauses = _clauses(question)
     first = clauses[0] if clauses else ""
     if len(clauses) < 2 or document_asked(first) or not follow_ups.has_reference(first):
         return "", ""
@@ -917,7 +922,7 @@ def listing_clause(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str
     """The sentence of a longer message that asks to list an application's incidents
     and says nothing else to search ("Can you pull together every CircleCI incident
     we have on file?" after a story of why), or ""."""
-    clauses = [c for c in _SENTENCE_OR_AND_RE.split(question.strip()) if c.strip()]
+    clauses = _clauses(question)
     if len(clauses) < 2:
         return ""
     for clause in reversed(clauses):
