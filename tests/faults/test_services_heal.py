@@ -252,7 +252,7 @@ def test_an_import_whose_celery_worker_is_killed_mid_job_is_run_again_and_ends(
 
     wait_until(lambda: job()["status"] == "running", "the worker to start the job")
     [worker] = [
-        p for p in psutil.Process(stack.started[0].pid).children() if "celery" in p.cmdline()
+        p for p in psutil.Process(stack.started[0].pid).children() if "celery" in _cmdline(p)
     ]
     processes = [worker, *worker.children(recursive=True)]
     for process in processes:
@@ -266,3 +266,11 @@ def test_an_import_whose_celery_worker_is_killed_mid_job_is_run_again_and_ends(
     with stack.connect() as conn:
         attempts = conn.execute("SELECT attempts FROM incidents_importjob WHERE id = %s", [job_id])
         assert attempts.fetchone() == (2,)  # run again, resuming: rows are upserted
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    """A child's command line; none for one that has exited and is not yet reaped."""
+    try:
+        return process.cmdline()
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return []
