@@ -438,8 +438,12 @@ def test_follow_ups_quote_what_the_write_up_committed_to() -> None:
         body="Checkout was slow for 25 minutes. The team planned to add pool alerts.",
     )  # fmt: skip
     state = ConversationState(STATE.focus[:1], "details on INC-2025-10-02-001")
-    answer = write_answer("Any follow-up actions?", lookups(committed), state)
-    assert answer.startswith("> The team planned to add pool alerts.")
+    for question in [
+        "Any follow-up actions?",
+        "were they gonna do anything differently next time?",
+    ]:
+        answer = write_answer(question, lookups(committed), state)
+        assert answer.startswith("> The team planned to add pool alerts."), question
     answer = write_answer("Any follow-up actions?", lookups(POOL), state)
     assert answer.startswith("The record of INC-2025-10-02-001 names no follow-ups.")
 

@@ -1062,6 +1062,13 @@ def test_a_technology_asked_about_is_searched_not_the_product_naming_it_aside() 
         # The incident's own follow-ups and lessons are in its record...
         ("Any follow-up actions?", "lookup_incident_by_id"),
         ("What lessons were learned?", "lookup_incident_by_id"),
+        # What they did after it, in any order of who, what and when...
+        ("what changes did they make after that?", "lookup_incident_by_id"),
+        ("were they gonna do anything differently next time?", "lookup_incident_by_id"),
+        ("How did the team stop it from happening again?", "lookup_incident_by_id"),
+        ("what are they doing so it doesn't recur?", "lookup_incident_by_id"),
+        # ...not whether they had more of it afterwards.
+        ("did they have more outages like it after that?", "search_similar_incidents"),
         # ...what we should learn is for documents.
         ("What lessons should we take from it for our own pools?", "search_knowledge"),
     ],

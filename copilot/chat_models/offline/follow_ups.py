@@ -235,11 +235,39 @@ ITS_FOLLOW_UPS_RE = re.compile(
     re.IGNORECASE,
 )
 _FIRST_PERSON_RE = re.compile(r"\b(?:we|us|our|ours|i|my)\b", re.IGNORECASE)
+# What they did after it, asked by who, what and when in any order ("what changes
+# did they make after that?", "were they gonna do anything differently next time?",
+# "how did they stop it from happening again?"): all three in one sentence. Not
+# "did they have outages after that?" (no action of theirs: a recurrence).
+_THEIR_SIDE_RE = re.compile(r"\b(?:they|the\s+(?:team|company|vendor|provider|engineers))\b", re.I)
+_THEIR_ACTION_RE = re.compile(
+    r"\b(?:chang\w*|make|made|making|ship\w*|add\w*|put|implement\w*|stop\w*|prevent\w*|"
+    r"plann?\w*|intend\w*|gonna|going\s+to|doing|do\s+(?:anything|something|differently))\b",
+    re.IGNORECASE,
+)
+_AFTERWARDS_RE = re.compile(
+    r"\b(?:next\s+time|differently|going\s+forward|from\s+now\s+on|in\s+(?:the\s+)?future|"
+    r"afterwards?|after\s+(?:that|it|this)|since\s+then|from\s+(?:happening|recurring)|"
+    r"(?:happening|recurring)\s+again|(?:does|doesn't|doesnt|won't|wont|wouldn't|wouldnt|"
+    r"never|not)\s+(?:happen|recur|repeat)\w*)",
+    re.IGNORECASE,
+)
+
+
+def _asks_what_they_did_after(question: str) -> bool:
+    return any(
+        _THEIR_SIDE_RE.search(sentence)
+        and _THEIR_ACTION_RE.search(sentence)
+        and _AFTERWARDS_RE.search(sentence)
+        for sentence in re.split(r"[.?!;]+", question)
+    )
 
 
 def asks_its_follow_ups(question: str) -> bool:
-    """ "Any follow-up actions?", "what lessons were learned?": the record's own."""
-    return bool(ITS_FOLLOW_UPS_RE.search(question)) and not _FIRST_PERSON_RE.search(question)
+    """ "Any follow-up actions?", "what lessons were learned?", "what did they change
+    afterwards?": the record's own."""
+    asked = ITS_FOLLOW_UPS_RE.search(question) or _asks_what_they_did_after(question)
+    return bool(asked) and not _FIRST_PERSON_RE.search(question)
 
 
 def asks_its_own_report(question: str) -> bool:

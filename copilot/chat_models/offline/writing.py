@@ -17,6 +17,7 @@ from copilot.chat_models.offline import extract, router
 from copilot.chat_models.offline.around import around_focus
 from copilot.chat_models.offline.follow_ups import (
     ITS_FOLLOW_UPS_RE,
+    asks_its_follow_ups,
     asks_sources_of_documents,
     has_reference,
     superlative,
@@ -276,6 +277,8 @@ def _facet(ask: str) -> str:
     """Which recorded fact one ask wants ("" for any: the record's sentences decide)."""
     if _DURATION_RE.search(ask):
         return ""  # "how long till it recovered?" asks for a figure, not the fix
+    if asks_its_follow_ups(ask):
+        return "follow_ups"
     return next((name for name, pattern in _FACETS if pattern.search(ask)), "")
 
 
