@@ -927,6 +927,11 @@ def test_a_search_lists_more_only_when_all_incidents_are_asked_for(
         ),
         # ...one that only points ("a note that covers it") by the incident's topic.
         ("Is there a known-issue note that covers it?", "Checkout latency from exhausted pool"),
+        # ...and one whose own words point at it ("the setting behind it") by both.
+        (
+            "Is there a doc on the setting behind it that I can send the customer?",
+            "setting behind send customer Checkout latency from exhausted pool",
+        ),
     ],
 )
 def test_a_document_follow_up_searches_its_own_subject_when_it_says_one(
@@ -1069,7 +1074,14 @@ def test_a_technology_asked_about_is_searched_not_the_product_naming_it_aside() 
         ("what are they doing so it doesn't recur?", "lookup_incident_by_id"),
         # ...not whether they had more of it afterwards.
         ("did they have more outages like it after that?", "search_similar_incidents"),
+        # Their handling, to borrow, whatever document of ours it is meant for...
+        (
+            "anything we could steal from how they fixed it for our checklist?",
+            "lookup_incident_by_id",
+        ),
+        ("What can we learn from the way the team handled it?", "lookup_incident_by_id"),
         # ...what we should learn is for documents.
+        ("Is there a checklist for how we should handle it?", "search_knowledge"),
         ("What lessons should we take from it for our own pools?", "search_knowledge"),
     ],
 )

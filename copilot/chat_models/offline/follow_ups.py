@@ -242,7 +242,8 @@ _FIRST_PERSON_RE = re.compile(r"\b(?:we|us|our|ours|i|my)\b", re.IGNORECASE)
 _THEIR_SIDE_RE = re.compile(r"\b(?:they|the\s+(?:team|company|vendor|provider|engineers))\b", re.I)
 _THEIR_ACTION_RE = re.compile(
     r"\b(?:chang\w*|make|made|making|ship\w*|add\w*|put|implement\w*|stop\w*|prevent\w*|"
-    r"plann?\w*|intend\w*|gonna|going\s+to|doing|do\s+(?:anything|something|differently))\b",
+    r"plann?\w*|intend\w*|gonna|going\s+to|doing|do\s+(?:anything|something|differently)|"
+    r"(?:did|do)(?=\s+(?:afterwards?|after|next|since)\b))\b",
     re.IGNORECASE,
 )
 _AFTERWARDS_RE = re.compile(
@@ -261,6 +262,21 @@ def _asks_what_they_did_after(question: str) -> bool:
         and _AFTERWARDS_RE.search(sentence)
         for sentence in re.split(r"[.?!;]+", question)
     )
+
+
+# "Anything we could steal from how they fixed it?", "what can we learn from the way
+# the team handled it?": their handling, for us to borrow, is the record's to tell,
+# whatever document of ours it is meant for.
+THEIR_WAY_RE = re.compile(
+    r"\b(?:from|of|like)\s+(?:how|what|the\s+way)\s+(?:they|the\s+(?:team|company|vendor|"
+    r"provider|engineers))\s+(?:\w+\s+){0,2}?(?:did|fix\w*|handl\w*|recover\w*|resolv\w*|"
+    r"mitigat\w*|chang\w*|respond\w*|dealt|deal\w*|got|clean\w*|manag\w*|approach\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_their_way(question: str) -> bool:
+    return bool(THEIR_WAY_RE.search(question))
 
 
 def asks_its_follow_ups(question: str) -> bool:
@@ -376,8 +392,7 @@ def incidents_of_documents(question: str, state: ConversationState) -> list[Rout
         # "Which outage had the status page stuck green for hours?" tells the story
         # it wants; the document only said who owns the comms. "Did that limit
         # cause a production outage?" tells it of the document's subject.
-        points = _POINTS_AT_IT_RE.search(_RELATIVE_THAT_RE.sub(" ", question))
-        subject = f"{own} {subject}" if points else own
+        subject = f"{own} {subject}" if _points_at_it(question) else own
     limit = DEFAULT_LIMITS["search_similar_incidents"]
     return [Route("search_similar_incidents", {"query": subject, "limit": limit}, "its incidents")]
 
@@ -387,6 +402,12 @@ _POINTS_AT_IT_RE = re.compile(r"\b(?:that|this|these|those)\s+\w+|\b(?:it|its|th
 # "…had a canary that caught the bad config?": a relative "that" after a noun starts
 # the story's clause; it points at nothing.
 _RELATIVE_THAT_RE = re.compile(r"\b(?:a|an|the|any|some|one)\s+[\w-]+\s+that\s+\w+", re.I)
+
+
+def _points_at_it(question: str) -> bool:
+    return bool(_POINTS_AT_IT_RE.search(_RELATIVE_THAT_RE.sub(" ", question)))
+
+
 # Words of its own from which a question after documents describes the incident it
 # wants, rather than asking whether the documents' subject ever happened.
 OWN_STORY_WORDS = 4
@@ -420,9 +441,10 @@ def _knowledge_follow_up(question: str, state: ConversationState) -> list[Route]
         # "The CircleCI one sounds like ours. Is there a known issue for it?": the
         # documents about that result, whatever else the story says.
         query = named.title
-    elif len(own.split()) >= OWN_STORY_WORDS:
+    elif len(own.split()) >= OWN_STORY_WORDS and not _points_at_it(question):
         # "Our checklist for communicating when the status page is down like that?"
         # says what the document is about; the incident's title would outweigh it.
+        # "A doc on the setting behind it I can send the customer?" points at it.
         query = own
     doc_type = document_type(question)
     if _PROCEDURE_RE.search(question) or doc_type == "runbook":
@@ -837,7 +859,7 @@ def follow_up_kind(question: str, state: ConversationState, *, about_documents: 
     """How a follow-up refers back: knowledge | around | similar | recurrence |
     superlative | select_many | one."""
     asks_documents = _DOCUMENT_RE.search(question) or _PROCEDURE_RE.search(question)
-    if asks_its_follow_ups(question) and not about_documents:
+    if (asks_its_follow_ups(question) or asks_their_way(question)) and not about_documents:
         return "one"
     if about_documents or (asks_documents and not asks_its_own_report(question)):
         return "knowledge"

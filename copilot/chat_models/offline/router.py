@@ -237,9 +237,9 @@ def _follow_up_kind(
     # A detail of what happened asked in the past ("How much data did they lose? I
     # need something to tell the customer") is the record's, however the model leans.
     leans_to_documents = guess.intent == "knowledge" and not _PAST_DETAIL_RE.search(question)
-    asks_for_documents = not follow_ups.asks_its_own_report(question) and (
-        leans_to_documents or document_asked(question) is not None
-    )
+    asks_for_documents = not (
+        follow_ups.asks_its_own_report(question) or follow_ups.asks_their_way(question)
+    ) and (leans_to_documents or document_asked(question) is not None)
     documents_about_it = asks_for_documents and follow_ups.has_reference(question)
     referring = (
         nowadays  # the model reads "today" as a window; the pronoun points back
@@ -248,6 +248,7 @@ def _follow_up_kind(
         or dated
         or documents_about_it
         or (len(state.focus) == 1 and follow_ups.asks_its_follow_ups(question))
+        or follow_ups.asks_their_way(question)
         or (_leans_back(question, guess, state) and not _stands_apart(question, state, catalog))
     )
     if not referring:

@@ -17,6 +17,7 @@ from copilot.chat_models.offline import extract, router
 from copilot.chat_models.offline.around import around_focus
 from copilot.chat_models.offline.follow_ups import (
     ITS_FOLLOW_UPS_RE,
+    THEIR_WAY_RE,
     asks_its_follow_ups,
     asks_sources_of_documents,
     has_reference,
@@ -64,6 +65,8 @@ _FACETS: list[tuple[str, re.Pattern[str]]] = [
     ("root_cause", re.compile(r"\b(?:root\s+cause|caused?|why|trigger\w*|spark\w*|"
                               r"(?:set|kick(?:ed|s)?|touch(?:ed)?)\s+(?:\w+\s+){0,3}?off)\b",
                               re.I)),
+    # "Anything we could steal from what they did afterwards?": what was done.
+    ("mitigation", THEIR_WAY_RE),
 ]  # fmt: skip
 _REPEAT_RE = re.compile(r"\b(?:repeat\w*|recurr\w*|happened\s+before)\b", re.IGNORECASE)
 _EXTERNAL_RE = re.compile(
