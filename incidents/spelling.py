@@ -52,8 +52,19 @@ def _only_one_slip_from(word: str, words: Collection[str]) -> str:
     the first letter, as "chugging" for "hugging", is rare and misleads)."""
     candidates = _of_length_near(len(word), words)
     found = process.extract(word, candidates, scorer=OSA.distance, score_cutoff=1, limit=None)
-    near = [w for w, _, _ in found if w[0] == word[0] and one_slip(word, w)]
+    near = [
+        w
+        for w, _, _ in found
+        if w[0] == word[0] and one_slip(word, w) and not _an_ending_apart(word, w)
+    ]
     return near[0] if len(near) == 1 else ""
+
+
+def _an_ending_apart(word: str, other: str) -> bool:
+    """ "truncate" and "truncated": another form of the word, which full-text search
+    and the embedding match anyway, not a slip."""
+    shorter, longer = sorted((word, other), key=len)
+    return longer.startswith(shorter) and longer[len(shorter) :] in _ENDINGS
 
 
 def _of_length_near(length: int, words: Collection[str]) -> tuple[str, ...]:

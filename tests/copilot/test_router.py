@@ -1280,6 +1280,22 @@ def test_a_relative_that_in_a_story_after_a_document_keeps_the_story_alone() -> 
     assert (name, "wraparound" in arguments["query"]) == ("search_similar_incidents", False)
 
 
+def test_a_phrase_of_the_documents_question_points_at_their_subject() -> None:
+    # "The truncate trick" echoes what the documents were asked about: the incidents
+    # wanted are of their subject, not of "trick" anywhere.
+    state = ConversationState(
+        (),
+        documents=(WRAPAROUND,),
+        documents_question="postgres wraparound runbook truncate tables to free xids",
+    )
+    (name, arguments), *_ = plan_of("which past outage actually used the truncate trick", state)
+    assert (name, "wraparound" in arguments["query"]) == ("search_similar_incidents", True)
+    # A story of its own around the echoed phrase is searched alone.
+    story = "Which outage ran the truncate trick on a replica that got promoted and lost writes?"
+    (name, arguments), *_ = plan_of(story, state)
+    assert (name, "wraparound" in arguments["query"]) == ("search_similar_incidents", False)
+
+
 @pytest.mark.parametrize(
     "question",
     [

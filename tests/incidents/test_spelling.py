@@ -9,7 +9,9 @@ from incidents.selectors import incident_search_similar
 from incidents.spelling import respell
 from tests.factories import incident_row, incidents_import
 
-TITLES = frozenset({"uploads", "fail", "primary", "key", "heroku", "incidents", "replication"})
+TITLES = frozenset(
+    {"uploads", "fail", "primary", "key", "heroku", "incidents", "replication", "truncated"}
+)
 
 
 @pytest.mark.parametrize(
@@ -32,6 +34,7 @@ def test_a_slip_away_from_one_title_word_is_that_word(typed: str, meant: str) ->
         "resync the ProxySQL pool",  # one more letter of another kind: "rsync" is not it
         "UPLAODS in eu-west-1 and x509",  # capitals, codes and regions are as typed
         "keyz",  # near no title word by one slip of fast typing ("key" is a letter changed)
+        "truncate tables",  # another form of a title word ("truncated"), no slip
     ],
 )
 def test_words_that_are_no_slips_stay_as_typed(typed: str) -> None:

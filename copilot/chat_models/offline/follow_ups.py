@@ -392,7 +392,8 @@ def incidents_of_documents(question: str, state: ConversationState) -> list[Rout
         # "Which outage had the status page stuck green for hours?" tells the story
         # it wants; the document only said who owns the comms. "Did that limit
         # cause a production outage?" tells it of the document's subject.
-        subject = f"{own} {subject}" if _points_at_it(question) else own
+        pointed = _points_at_it(question) or _echoes_without_a_story(question, own, state)
+        subject = f"{own} {subject}" if pointed else own
     limit = DEFAULT_LIMITS["search_similar_incidents"]
     return [Route("search_similar_incidents", {"query": subject, "limit": limit}, "its incidents")]
 
@@ -406,6 +407,23 @@ _RELATIVE_THAT_RE = re.compile(r"\b(?:a|an|the|any|some|one)\s+[\w-]+\s+that\s+\
 
 def _points_at_it(question: str) -> bool:
     return bool(_POINTS_AT_IT_RE.search(_RELATIVE_THAT_RE.sub(" ", question)))
+
+
+_DEFINITE_RE = re.compile(r"\bthe\s+([\w-]+(?:\s+[\w-]+){0,2})", re.IGNORECASE)
+
+
+def _echoes_without_a_story(question: str, own: str, state: ConversationState) -> bool:
+    """ "Which outage actually used the truncate trick?" after "runbook truncate
+    tables to free xids": a definite phrase in the words the documents were asked
+    in points at their subject, unless the rest tells a story of its own ("…had a
+    canary that caught the bad config but couldn't stop the push?")."""
+    titles = " ".join(document.title for document in state.documents[:1])
+    said = _own_stems(f"{state.documents_question} {titles}")
+    echoed = {
+        stem for m in _DEFINITE_RE.finditer(question) for stem in _own_stems(m.group(1)) & said
+    }
+    story = [w for w in own.split() if qp.word_stem(w) not in echoed]
+    return bool(echoed) and len(story) < OWN_STORY_WORDS
 
 
 # Words of its own from which a question after documents describes the incident it

@@ -123,9 +123,9 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
     # documents below both read them (parsing is most of this function's time).
     earlier = _earlier_turn_records(messages)
     turns = list(_earlier_turns_with_incidents(messages, earlier))
-    documents = _latest_documents(messages, earlier)
+    documents, documents_question = _latest_documents(messages, earlier)
     if not turns:
-        return ConversationState(documents=documents)
+        return ConversationState(documents=documents, documents_question=documents_question)
     question, focus = turns[0]
     listed = next((found for _, found in turns[1:] if len(found) > 1), ())
     seen: dict[str, Remembered] = {}
@@ -135,6 +135,7 @@ def conversation_state(messages: list[ChatMessage]) -> ConversationState:
         focus,
         question,
         documents=documents,
+        documents_question=documents_question,
         listed=listed if len(focus) == 1 else (),
         seen=tuple(seen.values()),
     )
@@ -154,18 +155,20 @@ def _earlier_turn_records(messages: list[ChatMessage]) -> list[_TurnRecords]:
 
 def _latest_documents(
     messages: list[ChatMessage], earlier: list[_TurnRecords]
-) -> tuple[RememberedDocument, ...]:
+) -> tuple[tuple[RememberedDocument, ...], str]:
     """The documents the latest earlier turn that found anything was about, those
-    its answer named first leading; none when that turn's answer led with an
-    incident (the past fixes under a runbook are not what it was about)."""
+    its answer named first leading, and the question they answered; none when that
+    turn's answer led with an incident (the past fixes under a runbook are not what
+    it was about)."""
     for start, end, records in earlier:
         if records:
             ordered = _as_answered(records, _final_answer(messages[start:end]))
             if not ordered[0].is_document:
-                return ()
+                return (), ""
             documents = [r for r in ordered if r.is_document]
-            return tuple(_remembered_document(r) for r in documents)
-    return ()
+            question = messages[start]["content"] or ""
+            return tuple(_remembered_document(r) for r in documents), question
+    return (), ""
 
 
 def _remembered_document(record: Record) -> RememberedDocument:

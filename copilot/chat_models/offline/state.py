@@ -39,6 +39,7 @@ class ConversationState:
     focus: tuple[Remembered, ...] = ()
     last_question: str = ""
     documents: tuple[RememberedDocument, ...] = ()
+    documents_question: str = ""  # what the documents answered, in the asker's words
     # When the focus is one incident read in detail, the listing before it: people
     # walk down a list ("the second one?", then "and the CI one?").
     listed: tuple[Remembered, ...] = ()
