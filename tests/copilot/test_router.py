@@ -1347,6 +1347,13 @@ def test_requests_in_other_words_and_their_order(question: str, tool: str) -> No
         "Is there a known-issue doc for broker upgrades, and has that ever stalled consumers "
         "somewhere?",
         "Do we have a runbook for a full disk? Did it ever cause a real outage anywhere?",
+        # Whether it happened to somebody...
+        "Is there a runbook for restoring a wiped database, and has anyone ended up with "
+        "duplicate users after a restore?",
+        "Do we have a known issue about DNS TTLs, and did any company get burned by a long TTL?",
+        # ...and a long aside before "ever".
+        "Do we have a runbook for integer key exhaustion, and has a foreign key - not the "
+        "primary key - ever overflowed somewhere?",
     ],
 )
 def test_a_document_ask_that_also_asks_if_it_happened_runs_both_searches(question: str) -> None:
@@ -1354,6 +1361,24 @@ def test_a_document_ask_that_also_asks_if_it_happened_runs_both_searches(questio
                                              catalog=CATALOG, today=TODAY)] == [
         ("search_knowledge", "knowledge"), ("search_similar_incidents", "has it happened")
     ]  # fmt: skip
+
+
+def test_an_incident_shown_beside_documents_is_picked_by_what_it_broke() -> None:
+    # Documents led the last answer, the incidents under them were shown too: "the one
+    # that broke <its products>" reads that record, not documents' incidents afresh.
+    settlement = Remembered(
+        "INC-2025-09-01-001", "Settlement report and Mandrill export missing rows",
+        "Settlement & Reporting", "2025-09-01", "timezone bug; checkout unaffected",
+    )  # fmt: skip
+    state = ConversationState((FOCUS.focus[0], settlement), "pool?", documents=(WRAPAROUND,))
+    question = "the one that broke Settlement and Mandrill - did anyone lose data during it?"
+    assert plan_of(question, state) == SECOND
+
+
+def test_somebody_writing_a_document_is_no_ask_whether_it_happened() -> None:
+    question = "Is there a runbook for cert rotation, and has anyone written a checklist for it?"
+    routes = plan(question, state=ConversationState(), catalog=CATALOG, today=TODAY)
+    assert [r.tool for r in routes] == ["search_knowledge"]
 
 
 @pytest.mark.parametrize(

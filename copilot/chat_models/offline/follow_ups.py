@@ -319,7 +319,7 @@ _DOCUMENT_TITLE_PREFIX_RE = re.compile(r"^\s*[\w ]{2,20}:\s+")
 def asks_incidents_of_documents(question: str, state: ConversationState) -> bool:
     """The latest turn showed documents, and this asks whether what they describe
     has happened: incidents, not the documents' own words."""
-    if not state.documents:
+    if not state.documents or describes_one_shown(question, state):
         return False
     if _INCIDENTS_ASKED_RE.search(question):  # "any incidents where that doc would have helped?"
         return True
@@ -698,6 +698,7 @@ def selected_item(
         return (
             _by_demonstrative(question, (*focus, *listed, *seen))
             or _by_date(question, focus)
+            or _by_described_words(question, focus)
             or _by_description(question, focus)
             or focus[0]
         )
@@ -845,11 +846,9 @@ DESCRIPTION_MARGIN = 0.08
 
 def _by_description(question: str, focus: Sequence[Remembered]) -> Remembered | None:
     """ "the one where their database provider went down": the item it describes."""
-    described = _DESCRIBES_RE.search(question)
-    if len(focus) < 2 or described is None:
+    description = _description(question)
+    if len(focus) < 2 or not description:
         return None
-    # The description alone: "— how long did it last?" after it fits every item.
-    description = re.split(r"\s[\u2013\u2014-]+\s|[,;?]", question[described.end() :])[0]
     texts = [f"{i.title}. {i.text}" for i in focus]
     similarity = similarities(description, texts)
     best = int(similarity.argmax())
@@ -860,6 +859,37 @@ _DESCRIBES_RE = re.compile(
     r"\b(?:the|that)\s+(?:one|incident|outage)\s+(?:where|when|with|about|that|which|in\s+which)\b",
     re.IGNORECASE,
 )
+
+
+def _description(question: str) -> str:
+    """ "the one where their database provider went down — how long did it last?" →
+    the description alone ("how long did it last?" after it fits every item)."""
+    described = _DESCRIBES_RE.search(question)
+    if described is None:
+        return ""
+    return re.split(r"\s[\u2013\u2014-]+\s|[,;?]", question[described.end() :])[0]
+
+
+def describes_one_shown(question: str, state: ConversationState) -> bool:
+    """ "The one that broke Actions and Pages - …?" after documents shown with
+    incidents: it describes one of those incidents in their records' words."""
+    return _by_described_words(question, state.focus) is not None
+
+
+def _by_described_words(question: str, items: Sequence[Remembered]) -> Remembered | None:
+    """The one item whose record says the most of the description's words, if half
+    or more of them: names ("Actions and Pages") are matched as written."""
+    words = _own_stems(_description(question))
+    if not words or not items:
+        return None
+    # Its title first: another record may tell of the same products in passing.
+    titles = [f"{item.title} {item.application}" for item in items]
+    for texts in (titles, [f"{item.title} {item.text}" for item in items]):
+        shares = [_share_said(words, text) for text in texts]
+        best = max(shares)
+        if best >= 0.5 and shares.count(best) == 1:
+            return items[shares.index(best)]
+    return None
 
 
 _FOLLOW_UPS: dict[str, Callable[[str, ConversationState], list[Route]]] = {
@@ -914,8 +944,12 @@ def _own_stems(text: str) -> frozenset[str]:
 
 def _overlap(words: frozenset[str], item: Remembered) -> float:
     """The share of `words` that the item's record says."""
-    record = {qp.word_stem(w) for w in content_words(f"{item.title} {item.text}")}
-    return len(words & record) / len(words)
+    return _share_said(words, f"{item.title} {item.text}")
+
+
+def _share_said(words: frozenset[str], text: str) -> float:
+    said = {qp.word_stem(w) for w in content_words(text)}
+    return len(words & said) / len(words)
 
 
 # Words that ask whether or when something happened, not what about.

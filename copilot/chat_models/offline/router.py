@@ -645,8 +645,13 @@ _OPENS_ASKING_IF_IT_HAPPENED_RE = re.compile(
 # A second ask, after a document's: "…, and has that ever taken down a cluster?",
 # "… Did it ever cause a real outage anywhere?".
 _ALSO_HAPPENED_RE = re.compile(
-    r"(?:\band\b|[,;]|[.?!]\s)\s*(?:has|have|did|was|were)\s+(?:[\w'-]+\s+){0,8}?"
-    r"(?:ever|actually|really|before|somewhere|anywhere|in\s+production|for\s+real)\b",
+    r"(?:\band\b|[,;]|[.?!]\s)\s*(?:(?:has|have|did|was|were)\s+(?:[\w'-]+\s+){0,10}?"
+    r"(?:ever|actually|really|before|somewhere|anywhere|in\s+production|for\s+real)\b"
+    # "…, and has anyone ended up with users logged in as someone else?": whether it
+    # happened to somebody (not "has anyone written a checklist for it?").
+    r"|(?:has|have|did)\s+(?:anyone|anybody|someone|somebody|any\s+(?:other\s+)?"
+    r"(?:company|companies|team|teams|site|sites|customers?))\b"
+    r"(?![^.?!]*\b(?:runbook|doc\w*|procedure|playbook|guide|checklist|write-?up)s?\b))",
     re.IGNORECASE,
 )
 
