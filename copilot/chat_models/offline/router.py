@@ -730,7 +730,11 @@ _WHY_ALONE_RE = re.compile(
 # announcing our prefixes tonight whats the play".
 _ENDS_ASKING_WHAT_TO_DO_RE = re.compile(
     r"\b(?:what(?:'?s|\s+is)\s+the\s+(?:drill|play|move|plan|process|standard\s+response)|"
-    r"what\s+now|now\s+what|what\s+(?:do|should|can)\s+(?:i|we)\s+do(?:\s+now)?)[\s?!.]*$",
+    r"what\s+now|now\s+what|what\s+(?:do|should|can)\s+(?:i|we)\s+do(?:\s+now)?|"
+    # "…leaked in public ci logs what to rotate and revoke": what to act on, typed
+    # as a search (not what to expect, say or tell, which others' incidents show).
+    r"(?:what|which\s+\w+)\s+to\s+(?!expect\b|say\b|tell\b|know\b|think\b)\w+"
+    r"(?:\s+(?:and|or|&)\s+\w+)?(?:\s+first)?)[\s?!.]*$",
     re.IGNORECASE,
 )
 _OPENS_WITH_ASK_RE = re.compile(rf"^\W*(?:{qp.WHAT_TO_DO_ASKS})\b", re.IGNORECASE)
