@@ -517,6 +517,16 @@ def test_a_detail_follow_up_rereads_the_record(question: str) -> None:
         # What to act on, typed as a search...
         ("deploy key leaked in a public gist what to rotate and revoke", "search_knowledge"),
         ("replica lag after failover which node to restart first", "search_knowledge"),
+        # An ask for the first thing to check opens the question the same way.
+        ("first thing to check when checkout latency spikes after a deploy", "search_knowledge"),
+        # ...and one closed by "seen this?" for past incidents, or opening asking for a
+        # precedent with the story after it.
+        ("reconnect storm hammering the db after a deploy. seen this?", "search_similar_incidents"),
+        (
+            "What's the precedent for a cleanup job deleting live images? It paged through "
+            "the catalog newest first and the real ones fell off the page.",
+            "search_similar_incidents",
+        ),
     ],
 )
 def test_the_closing_words_decide_between_documents_and_past_incidents(question, tool) -> None:

@@ -679,6 +679,9 @@ def _asks_if_it_happened(question: str) -> bool:
         or _ASKS_FOR_INCIDENTS_RE.search(question)
         or _WHICH_INCIDENTS_RE.search(question)
         or _ASKS_FOR_PRECEDENT_RE.search(last_sentence(question))
+        # "What's the precedent for a cleanup job deleting base images? It only read…":
+        # asked first, the story after it.
+        or _ASKS_FOR_PRECEDENT_RE.search(sentences[0])
         or _OPENS_ASKING_IF_IT_HAPPENED_RE.search(sentences[-1])
     )
 
