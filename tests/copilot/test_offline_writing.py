@@ -380,6 +380,18 @@ def test_the_sentence_of_the_shape_asked_for_answers(question: str, expected: st
     assert expected in answer.split("From **")[0]
 
 
+def test_how_they_noticed_is_answered_by_what_was_seen() -> None:
+    drifted = Row(
+        "INC-2013-03-07-001", "Chat replicas diverge from the primary",
+        body="The primary and the replicas had silently diverged for weeks in order numbers. "
+        "On 7 March every replica stopped replicating with 'Duplicate entry' failures. "
+        "The team repaired the data the same day.",
+    )  # fmt: skip
+    for question in ["how did they first notice?", "what tipped them off?"]:
+        answer = write_answer(question, lookups(drifted), STATE).split("From **")[0]
+        assert "stopped replicating" in answer and "silently" not in answer, question
+
+
 OUTAGE = Row(
     "INC-2023-03-14-001",
     "Storefront down after a cache node fills its disk",

@@ -121,6 +121,23 @@ ANSWER_SHAPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"\bwhat\s+(?:share|percent\w*|proportion|fraction|portion)\b", re.I),
         re.compile(r"\d\s*%|\bper\s*cent\b|\b(?:half|third|quarter)\b", re.I),
     ),
+    # "How did they first notice?", "what tipped them off?": the sentence of what was
+    # seen or what raised the alarm, not the closest in words.
+    (
+        re.compile(
+            r"\bhow\s+(?:did|was|were|do|does)\s+(?:they|it|that|this|anyone|we|the\s+\w+)\s+"
+            r"(?:first\s+)?(?:get\s+)?(?:notic\w*|detect\w*|discover\w*|spot\w*|find\s+out|"
+            r"found\s+out|realis\w*|realiz\w*|caught|catch)|\bwhat\s+(?:tipped|alerted|clued)\b|"
+            r"\bfirst\s+(?:sign|symptom|clue|alert)s?\b",
+            re.I,
+        ),
+        re.compile(
+            r"\b(?:notic\w*|detect\w*|discover\w*|spott\w*|alert\w*|alarm\w*|paged|monitor\w*|"
+            r"reported|complain\w*|flagged|tipped|errors?|first\s+signs?|fail\w*|stopp\w*|"
+            r"crash\w*|timeouts?|timed\s+out)\b",
+            re.I,
+        ),
+    ),
 )
 FIELD_BONUS = 0.25  # a field the question names outranks a body sentence that only resembles it
 WORD_WEIGHT = 0.08  # per shared word: names and figures the embedding blurs
