@@ -1549,6 +1549,7 @@ def _mention_in(
     `known` may name one alone even if it is an everyday word."""
     index = facts.mention_index
     tokens = [t.strip(".'-") for t in _MENTION_TOKEN_RE.findall(normalise_mention_text(text))]
+    tokens = _host_labels(tokens, index)
     spaced: dict[str, str] = {}
     content = [t for t in _dotted(tokens, index, spaced) if t and t not in MENTION_FILLER]
     spelt = _spelt(content, index)
@@ -1569,6 +1570,24 @@ def _mention_in(
                 said = tuple(spaced.get(word.said, word.said) for word in run)
                 return ApplicationMention(subject, match, any(w.fuzzy for w in run), said)
     return None
+
+
+# A host name's labels name what it serves ("api.stripe.com", "app.circleci.com",
+# "dynamodb.us-east-1.amazonaws.com"); its top-level domain and "www" name nothing.
+_HOST_RE = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|io|net|org|co|dev|app|cloud|ai)")
+_HOST_NOISE = frozenset({"www", "com", "io", "net", "org", "co", "dev", "app", "cloud", "ai"})
+
+
+def _host_labels(tokens: list[str], index: _MentionIndex) -> list[str]:
+    """Each host name the catalog does not spell as it is ("incident.io" it does)
+    as its labels."""
+    out: list[str] = []
+    for token in tokens:
+        if token in index.words or not _HOST_RE.fullmatch(token):
+            out.append(token)
+        else:
+            out.extend(label for label in token.split(".") if label not in _HOST_NOISE)
+    return out
 
 
 def _dotted(tokens: list[str], index: _MentionIndex, spaced: dict[str, str]) -> list[str]:

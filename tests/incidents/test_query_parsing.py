@@ -493,6 +493,19 @@ class TestFindApplicationMention:
                 (CATALOG[4].application,),
                 id="a-domain-said-aloud",
             ),
+            # A host name by its labels: the catalog has "Slack", not "app.slack.com"...
+            pytest.param(
+                CATALOG,
+                "which incidents hit app.slack.com?",
+                (CATALOG[5].application,),
+                id="a-host-name",
+            ),
+            pytest.param(
+                CATALOG,
+                "outages of payu dot com",
+                (CATALOG[7].application,),
+                id="a-host-name-said-aloud",
+            ),
             # A one-word name written as two words.
             pytest.param(
                 PAGER_BELL,
