@@ -20,8 +20,9 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 MIN_LENGTH = 5  # shorter ones are often shorthand or contractions ("cant", "perf")
-# A lower-case word alone: not a part of "eu-west-1", "x509", "CamelCase" or "ACK".
-_WORD_RE = re.compile(rf"(?<![\w./-])[a-z]{{{MIN_LENGTH},}}(?![\w/-]|\.\w)")
+# A lower-case word alone, or one capitalised as a name is ("Herkou"): not a part of
+# "eu-west-1", "x509", "CamelCase" or "ACK".
+_WORD_RE = re.compile(rf"(?<![\w./-])[A-Za-z][a-z]{{{MIN_LENGTH - 1},}}(?![\w/-]|\.\w)")
 
 
 def respell(text: str, known: Collection[str], titles: Collection[str]) -> str:
@@ -31,10 +32,14 @@ def respell(text: str, known: Collection[str], titles: Collection[str]) -> str:
     return _WORD_RE.sub(lambda m: _respelt(m.group(0), known, titles), text)
 
 
-def _respelt(word: str, known: Collection[str], titles: Collection[str]) -> str:
+def _respelt(typed: str, known: Collection[str], titles: Collection[str]) -> str:
+    word = typed.lower()
     if word in known or word in titles or _inflects_a_known_word(word, known, titles):
-        return word
-    return _only_one_slip_from(word, titles) or word
+        return typed
+    meant = _only_one_slip_from(word, titles)
+    if not meant:
+        return typed
+    return meant.capitalize() if typed[0].isupper() else meant
 
 
 # Endings that make another word of a known one ("backends", "throttled"): the

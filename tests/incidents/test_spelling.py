@@ -20,6 +20,7 @@ TITLES = frozenset(
         ("uplaods fail since noon", "uploads fail since noon"),  # two letters swapped
         ("any herkou incidnts", "any heroku incidents"),  # ...and a letter left out
         ("repliaction stopped", "replication stopped"),
+        ("incidents that affected Herkou", "incidents that affected Heroku"),  # as a name is
     ],
 )
 def test_a_slip_away_from_one_title_word_is_that_word(typed: str, meant: str) -> None:
