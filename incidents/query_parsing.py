@@ -1583,11 +1583,15 @@ def _host_labels(tokens: list[str], index: _MentionIndex) -> list[str]:
     as its labels."""
     out: list[str] = []
     for token in tokens:
-        if token in index.words or not _HOST_RE.fullmatch(token):
-            out.append(token)
-        else:
-            out.extend(label for label in token.split(".") if label not in _HOST_NOISE)
+        out.extend([token] if token in index.words else host_labels(token))
     return out
+
+
+def host_labels(token: str) -> list[str]:
+    """ "api.stripe.com" → ["api", "stripe"]; a word that is no host name as it is."""
+    if not _HOST_RE.fullmatch(token):
+        return [token]
+    return [label for label in token.split(".") if label not in _HOST_NOISE]
 
 
 def _dotted(tokens: list[str], index: _MentionIndex, spaced: dict[str, str]) -> list[str]:

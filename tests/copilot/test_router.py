@@ -1501,6 +1501,11 @@ def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
         "can you list all PayU Core incidents and also say which of them was the longest?",
         # A count in a learner's singular asks for them all.
         "How many outage has been for PayU Core? Give me the list please.",
+        # Whether it happened before, asked after the list, is answered by it...
+        "Please list the incidents of PayU Core, is it happened many times before?",
+        # ...and the application may be named by its host name.
+        "What incidents are recorded for payu dot com? Our merchants can't pay and they "
+        "ask me whether this has happened before.",
     ],
 )
 def test_a_sentence_asking_for_an_applications_incidents_lists_them(question: str) -> None:

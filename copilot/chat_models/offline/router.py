@@ -889,6 +889,8 @@ _SENTENCE_OR_AND_RE = re.compile(
     r"(?<=[.!?;])\s+|\n+|,\s+and\s+|\s+and\s+also\s+"
     # "list firefox incidents and say which one was a certificate problem"
     r"|\s+and\s+(?=(?:say|tell|show|mark|note|highlight|flag|explain|point\s+out)\b)"
+    # "Please list the incidents of Zerodha, is it happened many times before?"
+    r"|,\s+(?=(?:is|was|has|have|did|does|do|are|were)\s+(?:it|this|that|there|they)\b)"
 )
 _ASKS_FOR_A_LIST_RE = re.compile(
     r"\b(?:incidents?|outages?|history|track\s+record|on\s+(?:record|file))\b", re.IGNORECASE
@@ -976,7 +978,9 @@ _PURPOSE_RE = re.compile(
 _ON_RECORD_RE = re.compile(
     r"\b(?:in|from)\s+(?:the|your|our)\s+(?:corpus|data\s*set|data|archive|system|database|"
     r"knowledge\s+base|kb|records?|logs?)\b"
-    r"|\b(?:on|in)\s+(?:file|record|the\s+(?:log|books))\b|\bpull\s+together\b|\btrack\s+record\b",
+    r"|\b(?:on|in)\s+(?:file|record|the\s+(?:log|books))\b|\bpull\s+together\b|\btrack\s+record\b"
+    # "What incidents are recorded for gitlab dot com?"
+    r"|\b(?:are|were|is|was|been|got|get)\s+(?:recorded|logged|documented|filed|tracked)\b",
     re.IGNORECASE,
 )
 _HOW_OFTEN_DOWN_RE = re.compile(
@@ -991,7 +995,12 @@ def _without_name(question: str, mention: qp.ApplicationMention) -> list[str]:
     """The question's words, as the router reads them, without the words that
     named the application, wherever they stand ("lambda issues (aws side)")."""
     said = {w for phrase in mention.said or (mention.subject,) for w in phrase.split()}
-    return [w for w in _normalised(question).split() if w.strip(".'-") not in said]
+    # "salesforce dot com" named by its label: the host name is the name too.
+    return [
+        w
+        for w in _normalised(question).split()
+        if w.strip(".'-") not in said and not set(qp.host_labels(w.strip(".'-"))) <= said
+    ]
 
 
 def _normalised(question: str) -> str:
