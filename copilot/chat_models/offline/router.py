@@ -965,7 +965,18 @@ def _words_beside(question: str, mention: qp.ApplicationMention) -> int:
     what the list is for ("for the broker review") or how often it failed ("how
     many times has it gone down?"): neither is anything to search for."""
     asked = _HOW_OFTEN_DOWN_RE.sub(" ", _PURPOSE_RE.sub(" ", _ON_RECORD_RE.sub(" ", question)))
-    return len(_subject_words(" ".join(_without_name(asked, mention))).split())
+    beside = _subject_words(" ".join(_without_name(asked, mention))).split()
+    if beside and _ALIASES_RE.search(asked):
+        # "EBS (Elastic Block Store, the block volumes) incidents": the parentheses
+        # give the name's other names, which leave nothing else to search.
+        aside = _without_name(_ALIASES_RE.sub(" ", asked), mention)
+        return len(_subject_words(" ".join(aside)).split())
+    return len(beside)
+
+
+# Other names for an application in parentheses after it: "GitHub Packages (ghcr.io /
+# container registry)", "ddb (dynamo / dynamodb)".
+_ALIASES_RE = re.compile(r"\(\s*[^()]{1,80}\)")
 
 
 _PURPOSE_RE = re.compile(
