@@ -1503,6 +1503,9 @@ def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
         "How many outage has been for PayU Core? Give me the list please.",
         # Whether it happened before, asked after the list, is answered by it...
         "Please list the incidents of PayU Core, is it happened many times before?",
+        # ...a bare name with its troubles, the story after it...
+        "PayU Core issues? Please tell me which incidents is there, our checkout is "
+        "getting timeouts since morning.",
         # ...with its other names in parentheses...
         "Every incident for PayU Core (payu.in / the PUG gateway), and how many came down to "
         "a deploy?",

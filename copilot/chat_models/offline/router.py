@@ -893,7 +893,10 @@ _SENTENCE_OR_AND_RE = re.compile(
     r"|,\s+(?=(?:is|was|has|have|did|does|do|are|were)\s+(?:it|this|that|there|they)\b)"
 )
 _ASKS_FOR_A_LIST_RE = re.compile(
-    r"\b(?:incidents?|outages?|history|track\s+record|on\s+(?:record|file))\b", re.IGNORECASE
+    r"\b(?:incidents?|outages?|history|track\s+record|on\s+(?:record|file)|"
+    # "Kinesis issues? Please tell me which incidents…": a bare name with its troubles.
+    r"issues|problems)\b",
+    re.IGNORECASE,
 )
 
 
