@@ -1506,6 +1506,9 @@ def test_a_repeat_guarded_against_in_the_present_tense_is_the_records() -> None:
         # ...a bare name with its troubles, the story after it...
         "PayU Core issues? Please tell me which incidents is there, our checkout is "
         "getting timeouts since morning.",
+        # ...after a clause of when or why...
+        "A merchant escalated. Before I reply, can you list every PayU Core incident we have, "
+        "and who should I loop in if it is on the vendor side?",
         # ...with its other names in parentheses...
         "Every incident for PayU Core (payu.in / the PUG gateway), and how many came down to "
         "a deploy?",

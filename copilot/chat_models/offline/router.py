@@ -944,9 +944,23 @@ def listing_clause(question: str, catalog: Sequence[qp.ApplicationEntry]) -> str
     if len(clauses) < 2:
         return ""
     for clause in reversed(clauses):
+        clause = _from_the_request(clause)
         if _ASKS_FOR_A_LIST_RE.search(clause) and _only_names_an_application(clause, catalog):
             return clause
     return ""
+
+
+# "Before I reply, can you list every CircleCI incident we have": the request starts
+# at its verb; what comes before it says when or why.
+_REQUEST_VERB_RE = re.compile(
+    r",\s*(?=(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:list|show|give|pull|get|"
+    r"find|tell)\b)",
+    re.IGNORECASE,
+)
+
+
+def _from_the_request(clause: str) -> str:
+    return _REQUEST_VERB_RE.split(clause, maxsplit=1)[-1]
 
 
 def _names_one_event(question: str, mention: qp.ApplicationMention) -> bool:
