@@ -1311,7 +1311,8 @@ def _mention_index(catalog: tuple[ApplicationEntry, ...]) -> _MentionIndex:
         base = re.sub(r"\s*\(.*?\)", "", name)
         parts = [w for w in re.findall(r"[A-Za-z0-9]+", base) if w.lower() not in _ACRONYM_SKIP]
         named = [("".join(p[0] for p in parts).lower(), base.lower())] if len(parts) >= 2 else []
-        for acronym, run in named + _inner_acronyms(re.sub(r"[()]", ",", name)):
+        camel = _camel_acronyms(base)
+        for acronym, run in named + _inner_acronyms(re.sub(r"[()]", ",", name)) + camel:
             # "air" or "cast" in a question is a word, not an abbreviation.
             if acronym not in words and not is_common_word(acronym):
                 acronyms.setdefault(acronym, run)
@@ -1342,6 +1343,17 @@ def _own_acronyms(catalog: tuple[ApplicationEntry, ...]) -> frozenset[str]:
     spell them out too ("elastic block store")."""
     names = {n for e in catalog for n in (e.application, e.company)}
     return frozenset(w.lower() for n in names for w in re.findall(r"\b[A-Z]{3,5}\b", n))
+
+
+def _camel_acronyms(name: str) -> list[tuple[str, str]]:
+    """The capitals of one word written in camel case ("BigQuery" → BQ, "DynamoDB" →
+    DDB), as people abbreviate it."""
+    found = []
+    for word in re.findall(r"\b[A-Z][a-z]+(?:[A-Z][A-Za-z]*)+\b", name):
+        capitals = "".join(c for c in word if c.isupper()).lower()
+        if len(capitals) >= 2:
+            found.append((capitals, word.lower()))
+    return found
 
 
 def _inner_acronyms(name: str) -> list[tuple[str, str]]:

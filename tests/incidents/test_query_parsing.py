@@ -493,6 +493,25 @@ class TestFindApplicationMention:
                 (CATALOG[4].application,),
                 id="a-domain-said-aloud",
             ),
+            # A camel-case name by its capitals...
+            pytest.param(
+                [
+                    qp.ApplicationEntry.of("BigQuery (US multi-region)", "Google Cloud"),
+                    qp.ApplicationEntry.of("Amazon DynamoDB us-east-1", "Amazon Web Services"),
+                ],
+                "bq outages, all of them",
+                ("BigQuery (US multi-region)",),
+                id="camel-case-capitals",
+            ),
+            pytest.param(
+                [
+                    qp.ApplicationEntry.of("BigQuery (US multi-region)", "Google Cloud"),
+                    qp.ApplicationEntry.of("Amazon DynamoDB us-east-1", "Amazon Web Services"),
+                ],
+                "ddb incidents",
+                ("Amazon DynamoDB us-east-1",),
+                id="camel-case-capitals-of-a-product",
+            ),
             # A host name by its labels: the catalog has "Slack", not "app.slack.com"...
             pytest.param(
                 CATALOG,
